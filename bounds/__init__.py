@@ -1,0 +1,1 @@
+"""Leakage and privacy bounds of the source papers: pure math (sympy, numpy, scipy), no torch."""

@@ -1,0 +1,92 @@
+"""Validation of public arguments, shared by every package of pruneleak.
+
+One message shape everywhere (after scikit-learn's parameter validation):
+``The 'p' parameter of single_round_bound must be in [0, 1]. Got 1.3 instead.``
+Pure Python + numpy so that ``bounds``, ``estimators`` and ``sims`` can all use it.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+
+def _interval(low, high, low_inclusive, high_inclusive) -> str:
+    left = "[" if low_inclusive and low is not None else "("
+    right = "]" if high_inclusive and high is not None else ")"
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_real(
+    name: str,
+    value,
+    *,
+    func: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as a finite Python float inside the interval, else raise ValueError."""
+    interval = _interval(low, high, low_inclusive, high_inclusive)
+    if isinstance(value, bool) or not isinstance(value, Real | np.number):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a real number in {interval}. "
+            f"Got {value!r} instead."
+        )
+    value = float(value)
+    too_low = low is not None and (value < low or (value == low and not low_inclusive))
+    too_high = high is not None and (value > high or (value == high and not high_inclusive))
+    if not math.isfinite(value) or too_low or too_high:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be in {interval}. Got {value!r} instead."
+        )
+    return value
+
+
+def check_int(
+    name: str, value, *, func: str, low: int | None = None, high: int | None = None
+) -> int:
+    """Return ``value`` as a Python int inside ``[low, high]``, else raise ValueError."""
+    interval = _interval(low, high, True, True)
+    if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be an integer in {interval}. "
+            f"Got {value!r} instead."
+        )
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be in {interval}. Got {value!r} instead."
+        )
+    return value
+
+
+def check_choice(name: str, value, *, func: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise ValueError listing them."""
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be one of {allowed}. Got {value!r} instead."
+        )
+    return value
+
+
+def check_finite_array(name: str, value, *, func: str, ndim: int | None = None) -> np.ndarray:
+    """Return ``value`` as a float ndarray with no NaN or inf (and ``ndim`` dims if given)."""
+    arr = np.asarray(value, dtype=float)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a {ndim}-dimensional array. "
+            f"Got shape {arr.shape} instead."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must contain only finite values. "
+            f"Got {int(np.sum(~np.isfinite(arr)))} NaN or infinite entries instead."
+        )
+    return arr

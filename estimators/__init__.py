@@ -1,0 +1,1 @@
+"""Leakage measures: reconstruction metrics (NMI, PSNR, ...) and mutual-information estimators."""

@@ -1,0 +1,24 @@
+"""Torch device selection shared by ``estimators`` and ``sims``."""
+
+from __future__ import annotations
+
+import torch
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """Map ``"auto"`` to CUDA when available (else CPU); pass any other device through.
+
+    Raises ValueError for a CUDA device on a machine without CUDA, instead of failing
+    later inside torch.
+    """
+    if isinstance(device, str) and device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"The 'device' parameter must be 'auto', 'cpu', 'cuda' or 'cuda:N'. Got {device!r} instead."
+        ) from err
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was requested but CUDA is not available here.")
+    return resolved

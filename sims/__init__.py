@@ -1,0 +1,1 @@
+"""Torch simulations of pruned federated learning: data, models, pruning, FL rounds, attacks."""

@@ -1,0 +1,45 @@
+"""The ``pruneleak`` command line.
+
+Each subcommand lives in its own module of this package and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking
+the parsed arguments and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+# Module names under sims.cli, one per subcommand, in the order `--help` lists them.
+SUBCOMMANDS = ("demo", "bound", "figures")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pruneleak",
+        description="Privacy leakage in pruned federated learning: bounds, attacks, verification.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as err:
+        parser.exit(2, f"pruneleak {args.command}: error: {err}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

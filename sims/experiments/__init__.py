@@ -1,0 +1,1 @@
+"""Experiments that combine sims, estimators and bounds into paper figures."""

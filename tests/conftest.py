@@ -1,0 +1,13 @@
+"""Shared test set-up: quiet, deterministic, CPU-sized."""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+os.environ.setdefault("PRUNELEAK_SCALE", "quick")
+
+import torch  # noqa: E402
+
+torch.set_num_threads(2)
+torch.use_deterministic_algorithms(True, warn_only=True)
