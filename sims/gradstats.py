@@ -1,0 +1,180 @@
+"""Per-sample gradient statistics behind PriPrune's Theorem 1 (arXiv:2310.19958).
+
+Theorem 1 bounds the single-round leakage through ``d*``, the size of the largest
+sub-vector of the per-sample gradient ``g_i(w, b)`` with a non-singular covariance
+``Sigma_i`` (Assumption 1: that sub-vector has mean 0 and non-singular covariance), and
+``Delta = |log det(Sigma_i^(-1/2))|``. Here ``Sigma`` is estimated from the n
+per-sample gradients of a batch; ``d*`` is its rank and ``log det`` its
+pseudo-determinant (product of the non-zero eigenvalues), obtained from the ``n x n``
+Gram matrix so that the ``d x d`` covariance is never formed.
+
+The sample can see at most ``n - 1`` directions (``n`` without centring): ``d* <= n - 1``
+is a limit of the sample, not of the model, whose true ``d*`` may be far larger.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.func import grad, vmap
+
+from bounds.validation import check_real
+from sims.fl import batch_loss, check_batch
+from sims.pruning import Mask
+
+# Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
+# memory of the Gram accumulation to about 2**25 float64 numbers (256 MiB).
+_GRAM_CHUNK_ELEMENTS = 2**25
+
+
+def per_sample_gradients(
+    model: nn.Module,
+    params: Mapping[str, torch.Tensor],
+    images,
+    labels,
+    *,
+    mask: Mask | None = None,
+) -> torch.Tensor:
+    """Per-sample cross-entropy gradients ``g(w, b)``, one row per sample, shape ``(n, d)``.
+
+    Computed with ``torch.func.vmap(grad(...))`` at ``params`` as given (pass
+    ``mask.apply(params)`` for the pruned point of eq. (1)). Columns follow the
+    ``params`` order, each tensor flattened; with ``mask`` only the kept coordinates are
+    returned (``d = mask.num_kept()``, the coordinates a client transmits).
+    """
+    check_batch(model, images, labels, func="per_sample_gradients")
+    detached = {name: t.detach() for name, t in params.items()}
+
+    def sample_loss(p, x, y):
+        return batch_loss(model, p, x.unsqueeze(0), y.unsqueeze(0))
+
+    grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))(detached, images, labels)
+    n = images.shape[0]
+    flat = torch.cat([grads[name].reshape(n, -1) for name in detached], dim=1)
+    if mask is None:
+        return flat
+    if list(mask.keep) != list(detached):
+        raise ValueError(
+            "The 'mask' parameter of per_sample_gradients must have the parameters' names "
+            "in the same order."
+        )
+    return flat[:, mask.flatten().to(flat.device)]
+
+
+def gram_log_pseudo_determinant(
+    gradients: torch.Tensor, *, center: bool = True, rtol: float | None = None
+) -> tuple[int, float]:
+    """Rank ``d*`` and natural log pseudo-determinant of the gradient covariance.
+
+    With ``G`` the ``(n, d)`` gradients and ``Gc`` its column-centred version
+    (``center=True``), ``Sigma = Gc^T Gc / (n - 1)`` (the sample covariance); with
+    ``center=False``, ``Sigma = G^T G / n`` (second moments, Assumption 1's zero mean
+    taken literally). The non-zero eigenvalues of ``Sigma`` are those of the ``n x n``
+    Gram matrix ``Gc Gc^T / (n - 1)`` (resp. ``G G^T / n``), which is accumulated in
+    float64 over column chunks on ``gradients``' device and diagonalised with
+    ``torch.linalg.eigvalsh``.
+
+    Eigenvalues ``<= tol`` count as zero, ``tol = lambda_max * max(n, d) * eps_float64``
+    (numpy.linalg.matrix_rank's default rule applied to ``Sigma``'s eigenvalues) or
+    ``tol = lambda_max * rtol`` when ``rtol`` is given. Float32 gradients are converted
+    exactly, so only their own rounding matters: a column that is an exact linear
+    combination of others before float32 rounding left an eigenvalue near
+    ``2e-16 * lambda_max`` in our tests, below the default tolerance.
+
+    Returns:
+        ``(d_star, log_pdet)``: the number of eigenvalues above ``tol`` (Python int) and
+        the sum of their natural logs (Python float, nats; 0.0 when ``d_star == 0``).
+    """
+    func = "gram_log_pseudo_determinant"
+    if not isinstance(gradients, torch.Tensor) or gradients.ndim != 2:
+        raise ValueError(
+            f"The 'gradients' parameter of {func} must be a 2-D torch.Tensor (n, d). "
+            f"Got {type(gradients).__name__} of shape "
+            f"{tuple(getattr(gradients, 'shape', ()))} instead."
+        )
+    n, d = gradients.shape
+    if n < (2 if center else 1) or d < 1:
+        raise ValueError(
+            f"The 'gradients' parameter of {func} must have n >= {2 if center else 1} rows "
+            f"and d >= 1 columns. Got shape {(n, d)} instead."
+        )
+    if not bool(torch.isfinite(gradients).all()):
+        raise ValueError(f"The 'gradients' parameter of {func} must contain only finite values.")
+    if rtol is not None:
+        rtol = check_real("rtol", rtol, func=func, low=0, low_inclusive=False)
+    gram = torch.zeros(n, n, dtype=torch.float64, device=gradients.device)
+    for chunk in gradients.split(max(1, _GRAM_CHUNK_ELEMENTS // n), dim=1):
+        c = chunk.to(torch.float64)
+        if center:
+            c = c - c.mean(dim=0, keepdim=True)
+        gram += c @ c.T
+    gram /= (n - 1) if center else n
+    eigenvalues = torch.linalg.eigvalsh(gram)
+    largest = eigenvalues[-1].clamp(min=0)
+    tol = largest * (max(n, d) * torch.finfo(torch.float64).eps if rtol is None else rtol)
+    nonzero = eigenvalues[eigenvalues > tol]
+    return int(nonzero.numel()), float(torch.log(nonzero).sum())
+
+
+@dataclass(frozen=True)
+class GradientStatistics:
+    """Sufficient statistics of the per-sample gradients for PriPrune's Theorem 1.
+
+    Attributes:
+        n_samples: number of per-sample gradients n.
+        d: number of gradient coordinates (after masking).
+        d_star: rank of the estimated covariance, ``d*`` of Theorem 1 (``<= n - 1``
+            when centred, a limit of the sample).
+        log_pseudo_det: natural log of the covariance's pseudo-determinant (nats).
+        centered: whether the sample covariance (True) or the second-moment matrix
+            (False) was used.
+    """
+
+    n_samples: int
+    d: int
+    d_star: int
+    log_pseudo_det: float
+    centered: bool
+
+    @property
+    def delta(self) -> float:
+        """Theorem 1's ``Delta = |log det(Sigma^(-1/2))| = |log pdet(Sigma)| / 2`` in nats."""
+        return abs(self.log_pseudo_det) / 2.0
+
+    @property
+    def delta_bits(self) -> float:
+        """``Delta`` in bits (Theorem 1's bound is stated with ``log = log2``)."""
+        return self.delta / math.log(2.0)
+
+
+def gradient_statistics(
+    model: nn.Module,
+    params: Mapping[str, torch.Tensor],
+    images,
+    labels,
+    *,
+    mask: Mask | None = None,
+    center: bool = True,
+    rtol: float | None = None,
+) -> GradientStatistics:
+    """``d*`` and ``Delta`` of PriPrune Theorem 1 estimated from one batch.
+
+    Assumption 1 takes the gradient's mean to be zero. By default we centre (sample
+    covariance, ``center=True``), which estimates the covariance whatever the mean;
+    ``center=False`` uses the second-moment matrix ``E[g g^T]``, the literal reading of
+    the zero-mean assumption. ``params`` are used as given (see
+    :func:`per_sample_gradients`); ``mask`` keeps only the transmitted coordinates.
+    """
+    g = per_sample_gradients(model, params, images, labels, mask=mask)
+    d_star, log_pdet = gram_log_pseudo_determinant(g, center=center, rtol=rtol)
+    return GradientStatistics(
+        n_samples=int(g.shape[0]),
+        d=int(g.shape[1]),
+        d_star=d_star,
+        log_pseudo_det=log_pdet,
+        centered=center,
+    )

@@ -1,0 +1,195 @@
+"""Models of the PriPrune experiments: the Conv-k family (k conv layers + 2 linear layers).
+
+All models avoid BatchNorm and in-place operations so that
+``torch.func.functional_call``, ``grad`` and ``vmap`` work on them, and record their
+input shape (``model.input_shape = (C, H, W)``) and ``model.num_classes`` for input
+validation elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from bounds.validation import check_choice, check_int
+
+_ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
+    "relu": nn.ReLU,
+    "sigmoid": nn.Sigmoid,
+    "tanh": nn.Tanh,
+}
+_POOLS: dict[str, Callable[[int], nn.Module]] = {"max": nn.MaxPool2d, "avg": nn.AvgPool2d}
+
+
+class ConvNet(nn.Module):
+    """Convolutional feature extractor followed by two linear layers (see :func:`conv_net`)."""
+
+    def __init__(
+        self,
+        features: nn.Sequential,
+        classifier: nn.Sequential,
+        input_shape: tuple[int, int, int],
+        num_classes: int,
+    ):
+        super().__init__()
+        self.features = features
+        self.classifier = classifier
+        self.input_shape = input_shape
+        self.num_classes = num_classes
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier(torch.flatten(self.features(x), 1))
+
+
+@dataclass(frozen=True)
+class _ConvSpec:
+    out_channels: int
+    kernel: int
+    padding: int
+    pool: bool
+
+
+def _conv_plan(num_conv: int, width: int) -> list[_ConvSpec]:
+    """Layer plan of Conv-k before the spatial rules of :func:`conv_net` are applied."""
+    if num_conv == 1:
+        return [_ConvSpec(max(1, width // 4), kernel=3, padding=2, pool=True)]
+    plan = [_ConvSpec(width, 5, 2, True), _ConvSpec(2 * width, 5, 2, True)]
+    plan += [_ConvSpec(width * 2**i, 3, 0 if i % 2 == 0 else 1, False) for i in range(2, num_conv)]
+    return plan
+
+
+def conv_net(
+    num_conv: int,
+    *,
+    in_channels: int,
+    image_size: int,
+    num_classes: int,
+    width: int = 32,
+    hidden: int = 2048,
+    activation: str = "relu",
+    pooling: str = "max",
+) -> ConvNet:
+    """PriPrune's Conv-k: ``num_conv`` conv layers, then ``fc(hidden)`` and ``fc(num_classes)``.
+
+    PriPrune (arXiv:2310.19958, "Impact of Model Size"; journal version Sec. 4.3) uses
+    Conv-1/2/4/6 on FEMNIST with 3,815,566 / 6,603,710 / 13,657,406 / 25,324,350
+    parameters but publishes only Conv-2, the LEAF FEMNIST CNN (Caldas et al. 2019). We
+    reconstructed the others from the counts; with the defaults (``width=32``,
+    ``hidden=2048``) on 28x28x1 images and 62 classes all four counts are matched
+    *exactly*:
+
+    ======  =============================================================  ============
+    model   conv layers (out channels, kernel, padding) -> map             parameters
+    ======  =============================================================  ============
+    Conv-1  (8, 3x3, 2) pool -> 8x15x15                                    3,815,566
+    Conv-2  (32, 5x5, 2) pool, (64, 5x5, 2) pool -> 64x7x7  [LEAF]          6,603,710
+    Conv-4  Conv-2 + (128, 3x3, 0), (256, 3x3, 1) -> 256x5x5               13,657,406
+    Conv-6  Conv-4 + (512, 3x3, 0), (1024, 3x3, 1) -> 1024x3x3             25,324,350
+    ======  =============================================================  ============
+
+    i.e. channels double from ``width`` (layer i has ``width * 2**i``), the two LEAF
+    layers are 5x5 'same' + 2x2 max-pool, and later layers come in 3x3 pairs
+    (unpadded, then 'same') that shrink the map by 2 pixels per pair. An exhaustive
+    search (kernels 1/3/5/7, non-decreasing power-of-two channels 8..1024,
+    ``hidden=2048``, square final map) finds LEAF's layout as the only Conv-2, this
+    layout as the only Conv-4, and eight Conv-6 layouts, of which ours is the one that
+    extends Conv-4 with another 3x3 pair. Conv-1 is the odd one: its only solution with
+    ``hidden=2048`` is a single 3x3 conv with 8 channels (``width // 4``) and a 15x15
+    map, which we realise with padding 2 (28 -> 30) and a 2x2 pool; the natural "first
+    LEAF block" (32 5x5 channels, 14x14 map) would have 12,974,974 parameters. The
+    Conv-1/4/6 layouts are thus inferred from their counts, not published.
+
+    Spatial rules, so that the same constructor works from 8x8 (digits) to 32x32
+    (CIFAR-10): a 2x2 pool is applied only when the map is at least 4 pixels wide (a map
+    never pools below 2x2), and an unpadded 3x3 conv only when the map is at least 5
+    pixels wide (otherwise it is 'same', padding 1). On 28x28 none of the rules binds.
+    On 8x8: Conv-2 maps 8 -> 4 -> 2, Conv-4/6 stay at 2x2.
+
+    Digits attacks: ``conv_net(2, in_channels=1, image_size=8, num_classes=10, width=8,
+    hidden=64, activation="sigmoid")`` has 8,234 parameters (8x8 -> 16x2x2 -> 64 -> 10),
+    far more gradient coordinates than the 64 unknown pixels of one image, and runs in
+    milliseconds; ``pooling="avg"`` makes it smooth everywhere for DLG-style attacks.
+
+    Args:
+        num_conv: number of conv layers k (1, 2, 4, 6 are the paper's; any k >= 1 works).
+        in_channels: image channels C.
+        image_size: image height = width H.
+        num_classes: number of classes (output units).
+        width: channels of the first conv layer of Conv-2/4/6 (Conv-1 uses ``width // 4``).
+        hidden: units of the first linear layer.
+        activation: ``"relu"`` (as in the paper), or the twice differentiable
+            ``"sigmoid"`` / ``"tanh"`` that DLG-style attacks need.
+        pooling: ``"max"`` (as in the paper) or ``"avg"``.
+    """
+    func = "conv_net"
+    num_conv = check_int("num_conv", num_conv, func=func, low=1)
+    in_channels = check_int("in_channels", in_channels, func=func, low=1)
+    image_size = check_int("image_size", image_size, func=func, low=1)
+    num_classes = check_int("num_classes", num_classes, func=func, low=2)
+    width = check_int("width", width, func=func, low=1)
+    hidden = check_int("hidden", hidden, func=func, low=1)
+    check_choice("activation", activation, func=func, choices=tuple(_ACTIVATIONS))
+    check_choice("pooling", pooling, func=func, choices=tuple(_POOLS))
+    layers: list[nn.Module] = []
+    channels, size = in_channels, image_size
+    for spec in _conv_plan(num_conv, width):
+        padding = spec.padding if spec.padding or size >= 5 else 1
+        layers += [
+            nn.Conv2d(channels, spec.out_channels, spec.kernel, padding=padding),
+            _ACTIVATIONS[activation](),
+        ]
+        channels, size = spec.out_channels, size + 2 * padding - spec.kernel + 1
+        if spec.pool and size >= 4:
+            layers.append(_POOLS[pooling](2))
+            size //= 2
+    classifier = nn.Sequential(
+        nn.Linear(channels * size * size, hidden),
+        _ACTIVATIONS[activation](),
+        nn.Linear(hidden, num_classes),
+    )
+    return ConvNet(
+        nn.Sequential(*layers), classifier, (in_channels, image_size, image_size), num_classes
+    )
+
+
+def _conv_builder(num_conv: int) -> Callable[..., nn.Module]:
+    def build(*, image_shape: tuple[int, int, int], num_classes: int, **options) -> nn.Module:
+        c, h, _ = image_shape
+        return conv_net(num_conv, in_channels=c, image_size=h, num_classes=num_classes, **options)
+
+    return build
+
+
+# name -> builder(*, image_shape, num_classes, **options); a new model is one line here.
+_MODELS: dict[str, Callable[..., nn.Module]] = {f"conv{k}": _conv_builder(k) for k in (1, 2, 4, 6)}
+
+
+def available_models() -> tuple[str, ...]:
+    """Names accepted by :func:`build_model`."""
+    return tuple(_MODELS)
+
+
+def build_model(
+    name: str, *, image_shape: tuple[int, int, int], num_classes: int, **options
+) -> nn.Module:
+    """Build the model registered as ``name`` for square images of shape ``(C, H, H)``.
+
+    ``"conv1"``, ``"conv2"``, ``"conv4"``, ``"conv6"``: PriPrune's Conv-k;
+    ``options`` go to :func:`conv_net` (``width``, ``hidden``, ``activation``,
+    ``pooling``).
+    """
+    check_choice("name", name, func="build_model", choices=available_models())
+    if len(image_shape) != 3 or image_shape[1] != image_shape[2]:
+        raise ValueError(
+            "The 'image_shape' parameter of build_model must be a square (C, H, H). "
+            f"Got {image_shape} instead."
+        )
+    return _MODELS[name](image_shape=tuple(image_shape), num_classes=num_classes, **options)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of scalar parameters of ``model`` (weights and biases)."""
+    return int(sum(p.numel() for p in model.parameters()))
