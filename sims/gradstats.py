@@ -14,7 +14,6 @@ is a limit of the sample, not of the model, whose true ``d*`` may be far larger.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ import torch
 from torch import nn
 from torch.func import grad, vmap
 
+from bounds.priprune import delta_from_log_pseudo_det
 from bounds.validation import check_real
 from sims.fl import batch_loss, check_batch
 from sims.pruning import Mask
@@ -142,13 +142,11 @@ class GradientStatistics:
 
     @property
     def delta(self) -> float:
-        """Theorem 1's ``Delta = |log det(Sigma^(-1/2))| = |log pdet(Sigma)| / 2`` in nats."""
-        return abs(self.log_pseudo_det) / 2.0
+        """Theorem 1's ``Delta = log|det(Sigma^(-1/2))|`` in nats (signed; positive when det < 1).
 
-    @property
-    def delta_bits(self) -> float:
-        """``Delta`` in bits (Theorem 1's bound is stated with ``log = log2``)."""
-        return self.delta / math.log(2.0)
+        Computed by :func:`bounds.priprune.delta_from_log_pseudo_det`, the one definition.
+        """
+        return float(delta_from_log_pseudo_det(self.log_pseudo_det))
 
 
 def gradient_statistics(

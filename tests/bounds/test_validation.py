@@ -40,13 +40,13 @@ def test_check_int_accepts_numpy_integer():
 
 def test_check_choice():
     assert check_choice("unit", "bits", func="h", choices=("bits", "nats")) == "bits"
-    with pytest.raises(ValueError, match="must be one of 'bits', 'nats'. Got 'dits'"):
+    with pytest.raises(ValueError, match=r"must be one of 'bits', 'nats'\. Got 'dits'"):
         check_choice("unit", "dits", func="h", choices=("bits", "nats"))
 
 
 def test_check_finite_array():
     np.testing.assert_array_equal(check_finite_array("x", [[1, 2]], func="k", ndim=2), [[1, 2]])
-    with pytest.raises(ValueError, match="2-dimensional array. Got shape"):
+    with pytest.raises(ValueError, match=r"2-dimensional array\. Got shape"):
         check_finite_array("x", [1, 2], func="k", ndim=2)
     with pytest.raises(ValueError, match="1 NaN or infinite entries"):
         check_finite_array("x", [1, np.nan], func="k")

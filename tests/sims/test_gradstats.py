@@ -1,6 +1,5 @@
 """Tests of sims.gradstats: per-sample gradients and the Gram log pseudo-determinant."""
 
-import math
 
 import numpy as np
 import pytest
@@ -152,16 +151,16 @@ def test_gradient_statistics_on_a_model(setup):
     assert (stats.n_samples, stats.d, stats.centered) == (6, mask.num_kept(), True)
     assert stats.d_star == ref_rank == 5  # d* <= n - 1: a limit of the sample
     assert stats.log_pseudo_det == pytest.approx(ref_log_pdet, rel=1e-10)
-    assert stats.delta == abs(stats.log_pseudo_det) / 2
-    assert stats.delta_bits == pytest.approx(stats.delta / math.log(2), rel=1e-15)
+    assert stats.delta == -stats.log_pseudo_det / 2
     raw = gradient_statistics(model, params, images, labels, center=False)
     assert raw.d_star == 6 and not raw.centered
 
 
-def test_delta_is_half_the_absolute_log_determinant():
-    stats = GradientStatistics(n_samples=3, d=5, d_star=2, log_pseudo_det=-7.0, centered=True)
-    # Sigma with eigenvalues e^-3, e^-4: log det Sigma^(-1/2) = 3.5.
-    assert stats.delta == 3.5
+@pytest.mark.parametrize(("log_pdet", "delta"), [(-7.0, 3.5), (7.0, -3.5)])
+def test_delta_is_the_signed_log_determinant_of_the_whitening(log_pdet, delta):
+    stats = GradientStatistics(n_samples=3, d=5, d_star=2, log_pseudo_det=log_pdet, centered=True)
+    # Eigenvalues e^-3, e^-4 (sum of logs -7): log det Sigma^(-1/2) = +3.5; e^3, e^4: -3.5.
+    assert stats.delta == delta
 
 
 @pytest.mark.parametrize(

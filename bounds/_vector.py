@@ -1,0 +1,83 @@
+"""Element-wise validation for the vectorised bound functions of ``bounds``.
+
+The public functions of ``bounds`` take a scalar or an array for each numeric argument
+and broadcast them (numpy rules). These helpers validate every element with the shared
+message shape of :mod:`bounds.validation` (the first offending element is reported) and
+return a Python ``float`` for scalar results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bounds.validation import check_int, check_real
+
+
+def _item(value):
+    """Unwrap a 0-d ndarray so that the scalar validators see a numpy scalar."""
+    return value[()] if isinstance(value, np.ndarray) else value
+
+
+def real_array(
+    name: str,
+    value,
+    *,
+    func: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> np.ndarray:
+    """Return ``value`` as a float array whose every element lies in the interval."""
+    bounds_kw = {
+        "func": func,
+        "low": low,
+        "high": high,
+        "low_inclusive": low_inclusive,
+        "high_inclusive": high_inclusive,
+    }
+    if np.ndim(value) == 0:
+        return np.asarray(check_real(name, _item(value), **bounds_kw))
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a real number or an array of real "
+            f"numbers. Got {value!r} instead."
+        ) from None
+    bad = ~np.isfinite(arr)
+    if low is not None:
+        bad |= arr < low if low_inclusive else arr <= low
+    if high is not None:
+        bad |= arr > high if high_inclusive else arr >= high
+    if bad.any():
+        check_real(name, float(arr[bad].flat[0]), **bounds_kw)
+    return arr
+
+
+def int_array(
+    name: str, value, *, func: str, low: int | None = None, high: int | None = None
+) -> np.ndarray:
+    """Return ``value`` as an int64 array of integers in ``[low, high]``."""
+    if np.ndim(value) == 0:
+        return np.asarray(check_int(name, _item(value), func=func, low=low, high=high))
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be an integer or an array of integers. "
+            f"Got an array of dtype {arr.dtype} instead."
+        )
+    bad = np.zeros(arr.shape, dtype=bool)
+    if low is not None:
+        bad |= arr < low
+    if high is not None:
+        bad |= arr > high
+    if bad.any():
+        check_int(name, int(arr[bad].flat[0]), func=func, low=low, high=high)
+    return arr.astype(np.int64)
+
+
+def as_output(value):
+    """Python float for a 0-d result, float ndarray otherwise."""
+    arr = np.asarray(value, dtype=float)
+    return float(arr) if arr.ndim == 0 else arr
