@@ -17,7 +17,8 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as err:
         raise ValueError(
-            f"The 'device' parameter must be 'auto', 'cpu', 'cuda' or 'cuda:N'. Got {device!r} instead."
+            "The 'device' parameter must be 'auto', 'cpu', 'cuda' or 'cuda:N'. "
+            f"Got {device!r} instead."
         ) from err
     if resolved.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} was requested but CUDA is not available here.")

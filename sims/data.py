@@ -2,9 +2,14 @@
 
 An :class:`ImageDataset` holds the whole data set on CPU as float32 images in [0, 1]
 (shape ``(N, C, H, W)``) and int64 labels. Loaders are registered by name in
-``_LOADERS``; a new data set is one loader function plus one registry line.
+``_LOADERS``; a new data set is one loader function plus one registry line. Built in:
+the embedded scikit-learn ``digits`` and, from files in their standard formats
+(:mod:`sims.formats`), ``mnist`` (IDX), ``cifar10`` (python batches) and ``femnist``
+(LEAF JSON, with its writers as ``client_ids``); :func:`load_train_test` uses the
+official test split where one exists.
 
-Client partitions follow the two usual FL set-ups: IID (a seeded random permutation cut
+Client partitions follow the usual FL set-ups: the natural one (FEMNIST's writers,
+:func:`partition_by_client`), IID (a seeded random permutation cut
 into near-equal parts) and Dirichlet label skew (Hsu, Qi and Brown 2019, "Measuring the
 effects of non-identical data distribution for federated visual classification",
 arXiv:1909.06335), where each class is spread over the clients by proportions drawn from
@@ -23,6 +28,7 @@ import numpy as np
 import torch
 
 from bounds.validation import check_choice, check_int, check_real
+from sims import formats
 
 logger = logging.getLogger(__name__)
 
@@ -170,9 +176,78 @@ def load_digits_dataset() -> ImageDataset:
     return ImageDataset(images=images, labels=labels, num_classes=10, name="digits")
 
 
-# name -> loader(data_dir). Loaders that need no files ignore data_dir.
+def _uint8_images(images: np.ndarray) -> torch.Tensor:
+    """uint8 ``(N, [C,] H, W)`` -> float32 ``(N, C, H, W)`` in [0, 1] (divided by 255)."""
+    tensor = torch.from_numpy(images.astype(np.float32) / np.float32(255))
+    return tensor.unsqueeze(1) if tensor.ndim == 3 else tensor
+
+
+def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
+    """MNIST from its IDX files in ``data_dir`` (see :func:`sims.formats.read_mnist_split`):
+    1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
+    "test" (10,000)."""
+    check_choice("split", split, func="load_mnist", choices=("train", "test"))
+    images, labels = formats.read_mnist_split(data_dir, split)
+    return ImageDataset(
+        images=_uint8_images(images),
+        labels=torch.from_numpy(labels.astype(np.int64)),
+        num_classes=10,
+        name="mnist",
+    )
+
+
+def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
+    """CIFAR-10 from its python batches in ``data_dir`` (see
+    :func:`sims.formats.read_cifar10_split`): 3x32x32 images scaled to [0, 1] by /255,
+    10 classes; ``split`` is "train" (50,000) or "test" (10,000)."""
+    check_choice("split", split, func="load_cifar10", choices=("train", "test"))
+    images, labels = formats.read_cifar10_split(data_dir, split)
+    return ImageDataset(
+        images=_uint8_images(images),
+        labels=torch.from_numpy(labels),
+        num_classes=10,
+        name="cifar10",
+    )
+
+
+def load_femnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
+    """LEAF FEMNIST from its JSON files (see :func:`sims.formats.read_femnist_split`):
+    1x28x28 images as stored by LEAF (values in [0, 1]), 62 classes, and ``client_ids``
+    keeping LEAF's writer-to-client partition (PriPrune uses LEAF's 193-writer sample,
+    Experimental Setup)."""
+    check_choice("split", split, func="load_femnist", choices=("train", "test"))
+    users, images, labels, client_ids = formats.read_femnist_split(data_dir, split)
+    logger.info("FEMNIST %s: %d samples from %d writers", split, len(labels), len(users))
+    return ImageDataset(
+        images=torch.from_numpy(images),
+        labels=torch.from_numpy(labels),
+        num_classes=formats.FEMNIST_CLASSES,
+        name="femnist",
+        client_ids=torch.from_numpy(client_ids),
+    )
+
+
+def _file_loader(
+    name: str, loader: Callable[[str | os.PathLike, str], ImageDataset], split: str
+) -> Callable[[str | os.PathLike | None], ImageDataset]:
+    def load(data_dir: str | os.PathLike | None) -> ImageDataset:
+        if data_dir is None:
+            raise ValueError(f"The data set {name!r} is read from files: pass its data_dir.")
+        return loader(data_dir, split)
+
+    return load
+
+
+_FILE_LOADERS = {"mnist": load_mnist, "cifar10": load_cifar10, "femnist": load_femnist}
+
+# name -> loader(data_dir) of the training data. Loaders that need no files ignore data_dir.
 _LOADERS: dict[str, Callable[[str | os.PathLike | None], ImageDataset]] = {
     "digits": lambda data_dir: load_digits_dataset(),
+    **{name: _file_loader(name, f, "train") for name, f in _FILE_LOADERS.items()},
+}
+# name -> loader(data_dir) of the official test split, for the data sets that have one.
+_TEST_LOADERS: dict[str, Callable[[str | os.PathLike | None], ImageDataset]] = {
+    name: _file_loader(name, f, "test") for name, f in _FILE_LOADERS.items()
 }
 
 
@@ -182,9 +257,25 @@ def available_datasets() -> tuple[str, ...]:
 
 
 def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> ImageDataset:
-    """Load the data set registered as ``name`` (see :func:`available_datasets`)."""
+    """Load the (training) data set registered as ``name`` (see :func:`available_datasets`)."""
     check_choice("name", name, func="load_dataset", choices=available_datasets())
     return _LOADERS[name](data_dir)
+
+
+def load_train_test(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+) -> tuple[ImageDataset, ImageDataset]:
+    """Training and test data of ``name``: the official test split when the data set has
+    one (MNIST, CIFAR-10, LEAF FEMNIST), else a stratified
+    :meth:`ImageDataset.train_test_split` with ``test_fraction`` and ``seed`` (digits)."""
+    train = load_dataset(name, data_dir)
+    if name in _TEST_LOADERS:
+        return train, _TEST_LOADERS[name](data_dir)
+    return train.train_test_split(test_fraction, seed)
 
 
 def partition_iid(num_samples: int, num_clients: int, *, seed: int) -> list[np.ndarray]:
@@ -257,3 +348,23 @@ def partition_dirichlet(
         f"samples in {_MAX_DIRICHLET_DRAWS} draws (alpha={alpha}, num_clients={num_clients}, "
         f"N={n}); raise alpha or lower num_clients."
     )
+
+
+def partition_by_client(client_ids) -> list[np.ndarray]:
+    """The natural partition: one sorted index array per client id ``0 .. K-1``
+    (FEMNIST's writers). Every id in that range must occur."""
+    ids = np.asarray(client_ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0:
+        raise ValueError(
+            "The 'client_ids' parameter of partition_by_client must be a non-empty 1-D array "
+            f"of non-negative integers. Got shape {ids.shape} and dtype {ids.dtype} instead."
+        )
+    counts = np.bincount(ids)
+    if (counts == 0).any():
+        missing = int(np.flatnonzero(counts == 0)[0])
+        raise ValueError(
+            "The 'client_ids' parameter of partition_by_client must use every id in "
+            f"0..{counts.size - 1}. Got no sample for id {missing} instead."
+        )
+    order = np.argsort(ids, kind="stable")
+    return [part.astype(np.int64) for part in np.split(order, np.cumsum(counts)[:-1])]

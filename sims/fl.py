@@ -25,7 +25,7 @@ size B: here the step is full-batch on the ``images`` given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -130,11 +130,35 @@ def client_update(
     local_steps = check_int("local_steps", local_steps, func=func, low=1)
     check_choice("gradient_at", gradient_at, func=func, choices=("masked", "dense"))
     check_batch(model, images, labels, func=func)
+    return local_sgd(
+        model, global_params, mask, [(images, labels)] * local_steps, lr=lr, gradient_at=gradient_at
+    )
+
+
+def local_sgd(
+    model: nn.Module,
+    global_params: Mapping[str, torch.Tensor],
+    mask: Mask,
+    batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    *,
+    lr: float,
+    gradient_at: str = "masked",
+    on_gradient: Callable[[dict[str, torch.Tensor]], None] | None = None,
+) -> dict[str, torch.Tensor]:
+    """The loop of :func:`client_update`, one eq. (1) step per ``(images, labels)`` batch.
+
+    No validation (the caller validated once): this is the inner loop of the
+    multi-round simulation (:mod:`sims.federated`), where FedSGD repeats one batch and
+    FedAvg walks over minibatches. ``on_gradient`` receives each step's dense gradient
+    ``grad l(v)`` (every coordinate, pruned ones included), e.g. for PruneFL's
+    importance.
+    """
     w = _detached(global_params)
-    grad_fn = grad(lambda p: batch_loss(model, p, images, labels))
-    for _ in range(local_steps):
+    for images, labels in batches:
         at = mask.apply(w) if gradient_at == "masked" else w
-        g = grad_fn(at)
+        g = grad(batch_loss, argnums=1)(model, at, images, labels)
+        if on_gradient is not None:
+            on_gradient(g)
         w = mask.apply({name: w[name] - lr * g[name] for name in w})
     return w
 

@@ -136,19 +136,114 @@ def random_mask(params: Mapping[str, torch.Tensor], p: float, *, seed: int) -> M
     return Mask(keep)
 
 
+def _keep_from_order(params, flags_by_name) -> Mask:
+    keep = {name: torch.ones_like(t, dtype=torch.bool) for name, t in params.items()}
+    keep.update(flags_by_name)
+    return Mask(keep)
+
+
+def mask_from_scores(
+    params: Mapping[str, torch.Tensor],
+    scores: Mapping[str, torch.Tensor],
+    p: float | None = None,
+    *,
+    keep_counts: Mapping[str, int] | None = None,
+) -> Mask:
+    """Keep the highest-scoring prunable weights; prune the rest.
+
+    With ``p`` (global ranking, as SNIP, SynFlow and GraSP rank): the ``round(p * n)``
+    lowest scores over all ``n`` prunable weights together are pruned. With
+    ``keep_counts`` (layer-wise): each prunable tensor keeps its ``keep_counts[name]``
+    highest scores. Exactly one of the two must be given. Ties are broken by position
+    (a stable sort: among equal scores the earlier coordinate is pruned first), so the
+    mask is deterministic. ``scores`` maps every prunable name of ``params`` to a tensor
+    of its shape; non-prunable tensors (biases) are kept whole.
+    """
+    func = "mask_from_scores"
+    params = _as_params(params)
+    names = prunable_names(params)
+    for name in names:
+        if name not in scores or tuple(scores[name].shape) != tuple(params[name].shape):
+            raise ValueError(
+                f"The 'scores' parameter of {func} must give a tensor of shape "
+                f"{tuple(params[name].shape)} for {name!r}. Got "
+                f"{tuple(scores[name].shape) if name in scores else 'nothing'} instead."
+            )
+    if (p is None) == (keep_counts is None):
+        raise ValueError(f"{func} needs exactly one of 'p' and 'keep_counts'.")
+    if keep_counts is None:
+        p = _check_rate(p, func)
+        flat = torch.cat([scores[name].detach().reshape(-1) for name in names])
+        pruned = torch.ones_like(flat, dtype=torch.bool)
+        pruned[torch.sort(flat, stable=True).indices[round(p * flat.numel()) :]] = False
+        chunks = (~pruned).split([params[name].numel() for name in names])
+        flags = {n: c.reshape(params[n].shape) for n, c in zip(names, chunks, strict=True)}
+        return _keep_from_order(params, flags)
+    flags = {}
+    for name in names:
+        size = params[name].numel()
+        k = check_int(f"keep_counts[{name!r}]", keep_counts[name], func=func, low=0, high=size)
+        order = torch.sort(scores[name].detach().reshape(-1), stable=True).indices
+        flat = torch.zeros(size, dtype=torch.bool, device=order.device)
+        flat[order[size - k :]] = True
+        flags[name] = flat.reshape(params[name].shape)
+    return _keep_from_order(params, flags)
+
+
+def uniform_keep_counts(params: Mapping[str, torch.Tensor], p: float) -> dict[str, int]:
+    """Layer-wise budgets at the same rate: layer ``l`` keeps ``n_l - round(p * n_l)``."""
+    p = _check_rate(p, "uniform_keep_counts")
+    params = _as_params(params)
+    return {n: params[n].numel() - round(p * params[n].numel()) for n in prunable_names(params)}
+
+
+def erk_keep_counts(params: Mapping[str, torch.Tensor], p: float) -> dict[str, int]:
+    """Erdős–Rényi-Kernel layer budgets (Evci et al. 2020, RigL, arXiv:1911.11134, Sec. 3).
+
+    Layer ``l`` with weight shape ``s`` gets density ``min(1, eps * sum(s) / prod(s))``
+    (``(n_in + n_out + k_h + k_w) / (n_in n_out k_h k_w)`` for a conv, ``(n_in + n_out)
+    / (n_in n_out)`` for a linear layer), with ``eps`` chosen so that the kept weights
+    total ``(1 - p) n``; layers that would exceed density 1 are kept dense and ``eps`` is
+    re-solved for the others (RigL's loop; FedDST's code, Bibikar et al. 2022, uses ERK
+    without that clipping). The real budgets are rounded by largest remainder so that
+    they sum to exactly ``n - round(p * n)``.
+    """
+    p = _check_rate(p, "erk_keep_counts")
+    params = _as_params(params)
+    names = prunable_names(params)
+    sizes = {n: params[n].numel() for n in names}
+    raw = {n: sum(params[n].shape) / sizes[n] for n in names}
+    total = sum(sizes.values()) - round(p * sum(sizes.values()))
+    dense: set[str] = set()
+    for _ in range(len(names) + 1):  # each pass makes at least one more layer dense
+        budget = total - sum(sizes[n] for n in dense)
+        free = [n for n in names if n not in dense]
+        eps = budget / sum(raw[n] * sizes[n] for n in free) if free else 0.0
+        over = {n for n in free if eps * raw[n] > 1}
+        if not over:
+            break
+        dense |= over
+    real = {n: float(sizes[n]) if n in dense else eps * raw[n] * sizes[n] for n in names}
+    counts = {n: min(sizes[n], int(real[n])) for n in names}
+    by_remainder = sorted(names, key=lambda n: real[n] - counts[n], reverse=True)
+    short = total - sum(counts.values())
+    for name in by_remainder:
+        if short <= 0:
+            break
+        if counts[name] < sizes[name]:
+            counts[name] += 1
+            short -= 1
+    return counts
+
+
 def magnitude_mask(params: Mapping[str, torch.Tensor], p: float) -> Mask:
     """Layer-wise magnitude pruning (Han et al. 2015): in each prunable layer the
     ``round(p * n_layer)`` weights of smallest ``|w|`` are pruned.
 
     Ties are broken by position (a stable sort), so the mask is deterministic.
     """
-    p = _check_rate(p, "magnitude_mask")
     params = _as_params(params)
-    keep = {name: torch.ones_like(t, dtype=torch.bool) for name, t in params.items()}
-    for name in prunable_names(params):
-        w = params[name].detach().reshape(-1)
-        order = torch.sort(w.abs(), stable=True).indices
-        flat = torch.ones_like(w, dtype=torch.bool)
-        flat[order[: round(p * w.numel())]] = False
-        keep[name] = flat.reshape(params[name].shape)
-    return Mask(keep)
+    counts = uniform_keep_counts(params, _check_rate(p, "magnitude_mask"))
+    return mask_from_scores(
+        params, {n: params[n].detach().abs() for n in counts}, keep_counts=counts
+    )

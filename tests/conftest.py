@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 os.environ.setdefault("PRUNELEAK_SCALE", "quick")
 
-import torch  # noqa: E402
+import torch
 
 torch.set_num_threads(2)
 torch.use_deterministic_algorithms(True, warn_only=True)

@@ -56,7 +56,7 @@ def test_load_dataset_registry(digits):
     assert "digits" in available_datasets()
     assert torch.equal(load_dataset("digits").images, digits.images)
     with pytest.raises(ValueError, match="'digits'"):
-        load_dataset("mnist")
+        load_dataset("imagenet")
 
 
 def test_subset_and_stratified_split(digits):

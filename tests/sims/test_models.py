@@ -1,11 +1,21 @@
-"""Tests of sims.models: the Conv-k family and its registry."""
+"""Tests of sims.models: Conv-k, VGG-k, LeNet-5, logistic regression and the registry."""
+
+import itertools
 
 import pytest
 import torch
 from torch import nn
 from torch.func import functional_call, grad
 
-from sims.models import available_models, build_model, conv_net, count_parameters
+from sims.models import (
+    available_models,
+    build_model,
+    conv_net,
+    count_parameters,
+    lenet5,
+    logistic_regression,
+    vgg,
+)
 
 # LEAF FEMNIST CNN (Caldas et al. 2019), counted by hand:
 # conv 1->32 5x5: 32*25 + 32 = 832; conv 32->64 5x5: 32*64*25 + 64 = 51,264;
@@ -124,8 +134,73 @@ def test_conv_net_rejects_bad_arguments(kwargs):
 
 
 @pytest.mark.parametrize(
-    ("name", "shape"), [("vgg11", (3, 32, 32)), ("conv2", (1, 28, 27)), ("conv2", (28, 28))]
+    ("name", "shape"), [("resnet18", (3, 32, 32)), ("conv2", (1, 28, 27)), ("conv2", (28, 28))]
 )
 def test_build_model_rejects_bad_arguments(name, shape):
     with pytest.raises(ValueError):
         build_model(name, image_shape=shape, num_classes=10)
+
+
+# PriPrune appendix "Impact of Model Size" (CIFAR-10, 32x32x3, 10 classes; the journal
+# version, Sec. 4.3, repeats them).
+PAPER_VGG_COUNTS = {4: 1_125_642, 6: 1_814_538, 9: 6_436_106, 11: 9_385_994}
+
+
+def _conv_count(c_in, c_out, k=3):
+    return c_in * c_out * k * k + c_out
+
+
+def _linear_count(n_in, n_out):
+    return n_in * n_out + n_out
+
+
+@pytest.mark.parametrize("depth", [4, 6, 9, 11])
+def test_vgg_matches_paper_counts(depth):
+    model = vgg(depth)
+    assert count_parameters(model) == PAPER_VGG_COUNTS[depth]
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    # Layer counts: VGG-k has k weight layers (4 = 2 conv + 2 linear, see vgg's docstring).
+    assert len(convs) + len(linears) == depth
+    assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_vgg11_by_hand():
+    # VGG-A features (Simonyan & Zisserman 2014, Table 1 column A) + 512-256-128-10.
+    widths = [3, 64, 128, 256, 256, 512, 512, 512, 512]
+    features = sum(_conv_count(a, b) for a, b in itertools.pairwise(widths))
+    head = _linear_count(512, 256) + _linear_count(256, 128) + _linear_count(128, 10)
+    assert features + head == PAPER_VGG_COUNTS[11]
+
+
+def test_lenet5_and_logistic_regression_counts():
+    # LeNet-5 on MNIST: 156 + 2,416 + 48,120 + 10,164 + 850 = 61,706 (LeCun et al. 1998).
+    mnist = lenet5(in_channels=1, image_size=28, num_classes=10)
+    assert count_parameters(mnist) == 156 + 2_416 + 48_120 + 10_164 + 850
+    assert count_parameters(lenet5(in_channels=1, image_size=32)) == count_parameters(mnist)
+    assert mnist(torch.rand(3, 1, 28, 28)).shape == (3, 10)
+    logreg = logistic_regression(in_channels=3, image_size=32, num_classes=10)
+    assert count_parameters(logreg) == 3 * 32 * 32 * 10 + 10
+
+
+@pytest.mark.parametrize("name", ["vgg4", "vgg6", "vgg9", "vgg11", "lenet5", "logreg"])
+@pytest.mark.parametrize("shape", [(1, 8, 8), (1, 28, 28), (3, 32, 32)])
+def test_new_models_in_registry_run_on_every_image_size(name, shape):
+    model = build_model(name, image_shape=shape, num_classes=10)
+    assert model.input_shape == shape and model.num_classes == 10
+    assert model(torch.rand(2, *shape)).shape == (2, 10)
+
+
+@pytest.mark.parametrize(
+    ("factory", "kwargs", "match"),
+    [
+        (vgg, {"depth": 13}, "depth"),
+        (vgg, {"depth": 11, "activation": "gelu"}, "activation"),
+        (lenet5, {"num_classes": 1}, "num_classes"),
+        (lenet5, {"pooling": "lp"}, "pooling"),
+        (logistic_regression, {"in_channels": 0, "image_size": 8, "num_classes": 10}, "in_"),
+    ],
+)
+def test_new_models_reject_bad_arguments(factory, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        factory(**kwargs)

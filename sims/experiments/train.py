@@ -1,0 +1,202 @@
+"""Train a pruned FL model end to end and record its per-round test accuracy.
+
+One configuration (:class:`TrainConfig`) is one job: load the data set
+(:func:`sims.data.load_train_test`), split it over clients, build the model and the base
+pruning scheme, run :func:`sims.federated.run_federated`, and append *one* record holding
+the whole per-round curve to a :class:`sims.store.ResultStore` under the key
+``train/<fingerprint>``. A rerun of a finished configuration returns the stored record
+without training; a killed run leaves no record (so nothing is duplicated, and it reruns
+from round 1: runs are not checkpointed mid-way). The fingerprint covers everything that
+changes the numbers, not the device or the data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from bounds.validation import check_choice, check_int, check_real
+from estimators.device import resolve_device
+from sims.data import (
+    available_datasets,
+    load_train_test,
+    partition_by_client,
+    partition_dirichlet,
+    partition_iid,
+)
+from sims.federated import FedConfig, run_federated
+from sims.models import available_models, build_model, count_parameters
+from sims.schemes import available_schemes, build_scheme
+from sims.store import ResultStore
+
+logger = logging.getLogger(__name__)
+
+PARTITIONS = ("iid", "dirichlet", "natural")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One pruned-FL training run.
+
+    Attributes:
+        dataset: a name of :func:`sims.data.available_datasets`.
+        model: a name of :func:`sims.models.available_models`.
+        model_options: ``(name, value)`` pairs for :func:`sims.models.build_model`
+            (e.g. ``(("width", 8), ("hidden", 64))``), kept sorted.
+        pruning: a base pruning scheme of :func:`sims.schemes.available_schemes`.
+        p: base pruning rate in [0, 1] (PriPrune: 0.3).
+        readjust_every: re-adjustment interval of FedDST/PruneFL in rounds (None: the
+            scheme's default).
+        num_clients: clients N for the IID and Dirichlet splits (ignored by "natural").
+        partition: ``"iid"``, ``"dirichlet"`` (label skew, ``alpha``) or ``"natural"``
+            (the data set's own writers: FEMNIST).
+        alpha: Dirichlet concentration > 0.
+        test_fraction: held-out fraction when the data set has no official test split.
+        fed: the FL loop's :class:`sims.federated.FedConfig`.
+        seed: seeds the model initialisation, the split and the pruning scheme.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` ... (not part of the fingerprint).
+    """
+
+    dataset: str = "digits"
+    model: str = "conv2"
+    model_options: tuple[tuple[str, int | str], ...] = ()
+    pruning: str = "random"
+    p: float = 0.3
+    readjust_every: int | None = None
+    num_clients: int = 10
+    partition: str = "iid"
+    alpha: float = 0.5
+    test_fraction: float = 0.2
+    fed: FedConfig = field(default_factory=FedConfig)
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        func = "TrainConfig"
+        check_choice("dataset", self.dataset, func=func, choices=available_datasets())
+        check_choice("model", self.model, func=func, choices=available_models())
+        object.__setattr__(self, "model_options", tuple(sorted(tuple(self.model_options))))
+        check_choice("pruning", self.pruning, func=func, choices=available_schemes())
+        check_real("p", self.p, func=func, low=0, high=1)
+        if self.readjust_every is not None:
+            check_int("readjust_every", self.readjust_every, func=func, low=1)
+        check_int("num_clients", self.num_clients, func=func, low=1)
+        check_choice("partition", self.partition, func=func, choices=PARTITIONS)
+        check_real("alpha", self.alpha, func=func, low=0, low_inclusive=False)
+        check_real(
+            "test_fraction",
+            self.test_fraction,
+            func=func,
+            low=0,
+            high=1,
+            low_inclusive=False,
+            high_inclusive=False,
+        )
+        if not isinstance(self.fed, FedConfig):
+            raise ValueError(
+                f"The 'fed' parameter of {func} must be a FedConfig. "
+                f"Got {type(self.fed).__name__} instead."
+            )
+        check_int("seed", self.seed, func=func, low=0)
+        resolve_device(self.device)
+
+    def fingerprint(self) -> str:
+        """Short hash of everything that changes the numbers (not the device)."""
+        fields = {k: v for k, v in asdict(self).items() if k != "device"}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+    def key(self) -> str:
+        """The results-store key of this run."""
+        return f"train/{self.fingerprint()}"
+
+
+def _client_split(config: TrainConfig, train) -> list:
+    if config.partition == "natural":
+        if train.client_ids is None:
+            raise ValueError(
+                f"The 'partition' parameter of TrainConfig is 'natural' but the data set "
+                f"{config.dataset!r} has no client ids (only femnist has). Use 'iid' or "
+                f"'dirichlet'."
+            )
+        return partition_by_client(train.client_ids.numpy())
+    if config.partition == "dirichlet":
+        return partition_dirichlet(
+            train.labels.numpy(), config.num_clients, alpha=config.alpha, seed=config.seed
+        )
+    return partition_iid(len(train), config.num_clients, seed=config.seed)
+
+
+def run_training(
+    config: TrainConfig,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    store: ResultStore | None = None,
+    progress: bool | None = None,
+) -> dict:
+    """Run (or, when ``store`` already holds it, fetch) the training job ``config``.
+
+    Returns the record: ``key``, ``fingerprint``, ``config``, the evaluated ``rounds``
+    with ``accuracy`` (test accuracy in [0, 1]), ``loss`` (nats) and ``density`` of the
+    server mask, ``mask_changes`` (rounds after which the server mask changed),
+    ``final_accuracy``, ``num_parameters``, ``num_clients``, ``device`` and ``seconds``.
+    """
+    key = config.key()
+    if store is not None:
+        for record in store.records():
+            if record.get("key") == key:
+                logger.info("%s is already in %s; skipping", key, store.path)
+                return record
+    start = time.perf_counter()
+    train, test = load_train_test(
+        config.dataset, data_dir, test_fraction=config.test_fraction, seed=config.seed
+    )
+    clients = _client_split(config, train)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        try:
+            model = build_model(
+                config.model,
+                image_shape=train.image_shape,
+                num_classes=train.num_classes,
+                **dict(config.model_options),
+            )
+        except TypeError as err:
+            raise ValueError(
+                f"The 'model_options' parameter of TrainConfig does not fit model "
+                f"{config.model!r}: {err}. Got {config.model_options} instead."
+            ) from err
+    scheme = build_scheme(
+        config.pruning,
+        config.p,
+        seed=config.seed,
+        rounds=config.fed.rounds,
+        readjust_every=config.readjust_every,
+    )
+    device = resolve_device(config.device)
+    history = run_federated(
+        model, scheme, train, clients, test, config.fed, device=device, progress=progress
+    )
+    record = {
+        "key": key,
+        "fingerprint": config.fingerprint(),
+        "config": {k: v for k, v in asdict(config).items() if k != "device"},
+        "rounds": history.rounds,
+        "accuracy": history.accuracy,
+        "loss": history.loss,
+        "density": history.density,
+        "mask_changes": history.mask_changes,
+        "final_accuracy": history.accuracy[-1],
+        "num_parameters": count_parameters(model),
+        "num_clients": len(clients),
+        "device": str(device),
+        "seconds": time.perf_counter() - start,
+    }
+    if store is not None:
+        store.append(record)
+    return record

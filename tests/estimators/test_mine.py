@@ -1,0 +1,207 @@
+"""MINE and H-MINE against Gaussian closed forms, slow reference loops and bad input.
+
+The networks are small, so one intra-op thread is faster than two: on a loaded 2-core
+machine two threads made training ~25x slower (measured). The fixture below restores the
+project-wide setting after each test.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from estimators.mi import GaussianBatchChannel, correlated_gaussian_pair, correlation_for_mi
+from estimators.mine import (
+    ConcatStatistics,
+    DVTrainingConfig,
+    HierarchicalStatistics,
+    _log_mean_exp,
+    _train,
+    dv_lower_bound,
+    hmine_estimate,
+    mine_estimate,
+)
+
+# Acceptance configuration (issue 5: within 15 % of 1 nat on a 5-d Gaussian pair): 12 000
+# pairs (3 000 held out), 600 Adam steps of 256 samples at learning rate 2e-4. Measured on
+# 20 000 pairs: MINE 0.97 and H-MINE 0.95 after 500 steps; at the paper's 5e-5, H-MINE
+# needs ~1500 steps (0.97) and MINE is at 0.38 after 500.
+ACCEPTANCE = DVTrainingConfig(steps=600, learning_rate=2e-4, batch_size=256)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def gaussian_5d():
+    return correlated_gaussian_pair(12_000, 5, 1.0, seed=0)
+
+
+def test_mine_five_dimensional_gaussian_within_fifteen_percent(gaussian_5d):
+    x, y = gaussian_5d
+    estimate = mine_estimate(x, y, config=ACCEPTANCE, seed=0, device="cpu")
+    assert estimate.value == pytest.approx(1.0, rel=0.15)
+    assert estimate.ci_low < estimate.value < estimate.ci_high
+    assert estimate.train_curve.shape == (600,)
+    assert (estimate.n_train, estimate.n_test, estimate.method) == (9000, 3000, "mine")
+
+
+def test_hmine_five_dimensional_gaussian_within_fifteen_percent(gaussian_5d):
+    x, y = gaussian_5d
+    estimate = hmine_estimate(x[:, None, :], y, config=ACCEPTANCE, seed=0, device="cpu")
+    assert estimate.value == pytest.approx(1.0, rel=0.15)
+    assert estimate.ci_low < estimate.value < estimate.ci_high
+    assert estimate.method == "hmine"
+
+
+def test_same_seed_same_estimate():
+    x, y = correlated_gaussian_pair(1000, 2, 0.5, seed=1)
+    config = DVTrainingConfig(steps=20, batch_size=64)
+    first = mine_estimate(x, y, config=config, seed=3, device="cpu")
+    second = mine_estimate(x, y, config=config, seed=3, device="cpu")
+    assert first.value == second.value
+    np.testing.assert_array_equal(first.train_curve, second.train_curve)
+
+
+def test_dv_bound_of_the_optimal_critic_is_the_true_mi():
+    # For the optimal critic T* = log p(x, y) / (p(x) p(y)) the DV bound is tight
+    # (Belghazi et al. 2018, Section 3.1), so a Monte Carlo DV value recovers the closed form.
+    dim, mi = 2, 1.0
+    rho = correlation_for_mi(mi, dim)
+    x, y = correlated_gaussian_pair(200_000, dim, mi, seed=2)
+
+    def critic(a, b):
+        quad = (a**2 + b**2 - 2 * rho * a * b) / (1 - rho**2) - a**2 - b**2
+        return np.sum(-0.5 * np.log(1 - rho**2) - 0.5 * quad, axis=1)
+
+    shuffled = y[np.random.default_rng(3).permutation(len(y))]
+    # sd of the joint mean ~ sqrt(2 I)/sqrt(n) ~ 0.003; the log-mean-exp term has a heavier
+    # tail (e^T has variance e^{...}), ~0.01 at this n: 0.04 is several standard errors
+    assert dv_lower_bound(critic(x, y), critic(x, shuffled)) == pytest.approx(mi, abs=0.04)
+
+
+def test_log_mean_exp_is_stable():
+    t = torch.tensor([1000.0, 1000.0])
+    assert float(_log_mean_exp(t)) == pytest.approx(1000.0)
+
+
+def test_hierarchical_network_equals_a_loop_over_blocks():
+    torch.manual_seed(0)
+    net = HierarchicalStatistics(3, 4, 5)
+    x, g = torch.randn(7, 5, 3), torch.randn(7, 4)
+    embeddings = [net.block(torch.cat([x[:, m], g], dim=1)) for m in range(5)]
+    expected = net.mix(torch.cat(embeddings, dim=1)).squeeze(1)
+    torch.testing.assert_close(net(x, g), expected)
+
+
+def test_hierarchical_network_shares_the_block_model():
+    net = HierarchicalStatistics(3, 4, 8)
+    # the BlockModel's input layer does not grow with B (Section 2.3: B times fewer weights)
+    assert net.block[0].weight.shape == (200, 7)
+    assert net.mix[0].weight.shape == (500, 40)
+    assert [m.out_features for m in net.block if isinstance(m, torch.nn.Linear)] == [200, 200, 5]
+
+
+def test_without_bias_correction_the_update_is_plain_dv_ascent():
+    # ema_rate=1 keeps only the current mini-batch in the moving average, and the surrogate
+    # gradient is then exactly the gradient of the DV bound (MINE eq. 12 without averaging)
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 2), torch.randn(64, 2)
+    config = DVTrainingConfig(steps=1, batch_size=16, learning_rate=0.1, ema_rate=1.0)
+    net = ConcatStatistics(2, 2, hidden=(8,))
+    reference = ConcatStatistics(2, 2, hidden=(8,))
+    reference.load_state_dict(net.state_dict())
+
+    generator = torch.Generator().manual_seed(5)
+    _train(net, x, y, config, generator, progress=False)
+
+    generator = torch.Generator().manual_seed(5)
+    joint = torch.randint(64, (16,), generator=generator)
+    other = torch.randint(64, (16,), generator=generator)
+    optimizer = torch.optim.Adam(reference.parameters(), lr=0.1)
+    bound = reference(x[joint], y[joint]).mean() - _log_mean_exp(reference(x[joint], y[other]))
+    (-bound).backward()
+    optimizer.step()
+    for actual, expected in zip(net.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(actual, expected)
+
+
+def test_hmine_ranks_batch_sizes_like_the_closed_form():
+    # Batch-structured case: I(X_B; G) falls with B; a short H-MINE run keeps the order.
+    config = DVTrainingConfig(steps=200, learning_rate=5e-4, batch_size=128)
+    values, truths = [], []
+    for b in (1, 4):
+        channel = GaussianBatchChannel(b, 2, 3, 0.3, seed=0)
+        x, g = channel.sample(3000, seed=1)
+        values.append(hmine_estimate(x, g, config=config, seed=0, device="cpu").value)
+        truths.append(channel.mutual_information())
+    assert truths[0] > truths[1]
+    assert values[0] > values[1]
+    assert values[0] < truths[0] * 1.15  # a lower bound, up to held-out noise
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "match"),
+    [
+        (np.full((600, 2), np.nan), np.ones((600, 2)), "finite"),
+        (np.zeros((600, 2)), np.random.default_rng(0).normal(size=(600, 2)), "constant"),
+        (np.random.default_rng(0).normal(size=(600, 2)), np.zeros((600, 2)), "constant"),
+        (np.random.default_rng(0).normal(size=(600, 2)), np.arange(599.0), "same number"),
+        (np.random.default_rng(0).normal(size=(100, 2)), np.arange(100.0), "at least"),
+        (np.float64(1.0), np.float64(2.0), "non-empty"),
+    ],
+)
+@pytest.mark.parametrize("estimator", [mine_estimate, hmine_estimate])
+def test_estimators_reject_degenerate_input(estimator, x, y, match):
+    with pytest.raises(ValueError, match=match):
+        estimator(x, y, config=DVTrainingConfig(steps=1), device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("steps", 0),
+        ("batch_size", 1),
+        ("learning_rate", 0.0),
+        ("ema_rate", 0.0),
+        ("ema_rate", 1.5),
+        ("holdout_fraction", 1.0),
+        ("marginal_permutations", 0),
+        ("n_bootstrap", 0),
+        ("confidence", 1.0),
+    ],
+)
+def test_config_rejects_bad_values(field, value):
+    with pytest.raises(ValueError, match=field):
+        DVTrainingConfig(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"activation": "tanh"}, "activation"), ({"hidden": (0,)}, "hidden")],
+)
+def test_network_rejects_bad_architecture(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ConcatStatistics(2, 2, **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a CPU-only machine")
+def test_cuda_request_without_cuda_is_a_clear_error():
+    x, y = correlated_gaussian_pair(600, 1, 0.5)
+    with pytest.raises(ValueError, match="CUDA"):
+        mine_estimate(x, y, device="cuda")
+
+
+def test_log_of_moving_average_matches_plain_average():
+    # the log-space moving average equals log of (1-a) m + a e for positive m, e
+    m, e, a = 2.0, 5.0, 0.01
+    log_avg = torch.logaddexp(
+        torch.tensor(math.log(m) + math.log1p(-a)), torch.tensor(math.log(e) + math.log(a))
+    )
+    assert float(log_avg) == pytest.approx(math.log((1 - a) * m + a * e), rel=1e-6)
