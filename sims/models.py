@@ -118,10 +118,11 @@ def conv_net(
     pixels wide (otherwise it is 'same', padding 1). On 28x28 none of the rules binds.
     On 8x8: Conv-2 maps 8 -> 4 -> 2, Conv-4/6 stay at 2x2.
 
-    Digits attacks: ``conv_net(2, in_channels=1, image_size=8, num_classes=10, width=8,
-    hidden=64, activation="sigmoid")`` has 8,234 parameters (8x8 -> 16x2x2 -> 64 -> 10),
-    far more gradient coordinates than the 64 unknown pixels of one image, and runs in
-    milliseconds; ``pooling="avg"`` makes it smooth everywhere for DLG-style attacks.
+    Digits attacks: use :data:`sims.attacks.DIGITS_ATTACK_MODEL` (Conv-1, 64 channels,
+    sigmoid, average pooling, hidden 64; 26,474 parameters), on which L-BFGS gradient
+    matching recovers an unpruned 8x8 digit to about 50 dB. A Conv-2 with ``width=8,
+    hidden=64`` (8,234 parameters) inverts poorly: 14 dB (max pooling) to 22 dB (average
+    pooling) after 100 L-BFGS iterations.
 
     Args:
         num_conv: number of conv layers k (1, 2, 4, 6 are the paper's; any k >= 1 works).
