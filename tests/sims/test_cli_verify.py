@@ -1,0 +1,83 @@
+"""``pruneleak verify``: formats, selection, written reports, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sims.cli
+from bounds import claims
+from sims.cli import main
+
+KEYS = {"id", "paper", "location", "statement", "verdict", "evidence"}
+VERDICTS = {"holds", "holds-on-domain", "fails", "inconclusive"}
+
+
+@pytest.fixture(autouse=True)
+def _only_verify_subcommand(monkeypatch, tmp_path):
+    # The parser with this subcommand alone (the others are written in parallel), and the
+    # reports written under a temporary figures directory.
+    assert "verify" in sims.cli.SUBCOMMANDS
+    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("verify",))
+    monkeypatch.setenv("PRUNELEAK_FIG_DIR", str(tmp_path))
+
+
+def test_json_output_one_object_per_claim(capsys, tmp_path):
+    assert main(["verify", "--paper", "fedltp", "--format", "json"]) == 0
+    out = capsys.readouterr()
+    records = json.loads(out.out)  # stdout is pure JSON; the closing note is on stderr
+    assert [r["id"] for r in records] == [c.id for c in claims.select_claims(paper="fedltp")]
+    for record in records:
+        assert set(record) == KEYS
+        assert record["paper"] == "Fed-LTP" and record["verdict"] in VERDICTS
+        assert record["evidence"]["summary"]
+    assert "verified 7 claims" in out.err
+    written = json.loads((tmp_path / "verification_report.json").read_text())
+    assert [r["id"] for r in written] == [r["id"] for r in records]
+    assert "# pruneleak verification report" in (tmp_path / "verification_report.md").read_text()
+
+
+def test_table_output_and_closing_note(capsys):
+    argv = ["verify", "--claim", "huang.C4.small_a", "--claim", "huang.A5", "--format", "table"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["id", "location", "verdict"]
+    assert any(line.startswith("huang.C4.small_a") and "fails" in line for line in lines)
+    assert any(line.startswith("huang.A5") and "holds" in line for line in lines)
+    assert "verified 2 claims" in lines[-1] and "1 holds" in lines[-1] and "1 fails" in lines[-1]
+
+
+def test_markdown_output(capsys):
+    assert main(["verify", "--claim", "huang.B5.mean", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| `huang.B5.mean` |" in out and "**holds-on-domain**" in out
+    assert "a/sigma_A <= 0.8612" in out
+
+
+def test_list(capsys):
+    assert main(["verify", "--paper", "hmine", "--list"]) == 0
+    assert capsys.readouterr().out.startswith("hmine.dv_bound\tH-MINE, Section 2.2")
+
+
+def test_thorough_multiplies_the_samples(capsys):
+    assert main(["verify", "--claim", "huang.B4", "--format", "json", "--thorough"]) == 0
+    record = json.loads(capsys.readouterr().out)[0]
+    quick = claims.get_claim("huang.B4").checks[0].samples
+    samples = record["evidence"]["checks"][0]["samples_per_point"]
+    assert samples == quick * claims.THOROUGH_EFFORT
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["verify", "--claim", "huang.Z9"], "Unknown claim id 'huang.Z9'"),
+        (["verify", "--paper", "nature"], "'paper' parameter"),
+    ],
+)
+def test_errors_exit_2_with_message(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
