@@ -1,0 +1,444 @@
+"""Tests of sims.experiments.prune_vs_noise (Huang et al., Sections 4.1-4.3, Figure 6)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from estimators.image import psnr
+from sims.data import load_digits_dataset
+from sims.experiments import prune_vs_noise as pvn
+from sims.models import lenet5
+from sims.pruning import Mask, magnitude_mask, prunable_names
+
+
+@pytest.fixture(scope="module")
+def digits8():
+    data = load_digits_dataset()
+    return data.images[:256], data.labels[:256]
+
+
+def _closed_form(t, *, initial, final, start, interval, n):
+    """Zhu and Gupta eq. (1) at an update step t = start + j * interval, written out."""
+    j = (t - start) // interval
+    return final + (initial - final) * (1 - j * interval / (n * interval)) ** 3
+
+
+# --------------------------------------------------------------------------- schedule
+
+SCHEDULES = [
+    {"initial": 0.0, "final": 0.9, "start": 0, "interval": 1, "n": 10},
+    {"initial": 0.0, "final": 0.5, "start": 7, "interval": 3, "n": 4},
+    {"initial": 0.2, "final": 0.99, "start": 2, "interval": 5, "n": 8},
+]
+
+
+def _schedule(s):
+    return pvn.CubicSchedule(
+        final=s["final"],
+        initial=s["initial"],
+        start=s["start"],
+        interval=s["interval"],
+        num_updates=s["n"],
+    )
+
+
+@pytest.mark.parametrize("s", SCHEDULES)
+def test_cubic_schedule_matches_its_closed_form_at_every_update(s):
+    schedule = _schedule(s)
+    updates = [s["start"] + j * s["interval"] for j in range(s["n"] + 1)]
+    assert [t for t in range(schedule.end + 10) if schedule.is_update(t)] == updates
+    for t in updates:
+        # 1e-12: the same float expression evaluated in a different order
+        assert schedule.sparsity(t) == pytest.approx(_closed_form(t, **s), abs=1e-12)
+
+
+@pytest.mark.parametrize("s", SCHEDULES)
+def test_cubic_schedule_starts_at_initial_ends_at_final_and_is_monotone(s):
+    schedule = _schedule(s)
+    assert schedule.sparsity(0) == s["initial"]
+    assert schedule.sparsity(s["start"]) == s["initial"]
+    assert schedule.sparsity(schedule.end) == s["final"]
+    assert schedule.sparsity(schedule.end + 100) == s["final"]
+    values = np.array([schedule.sparsity(t) for t in range(schedule.end + 5)])
+    assert np.all(np.diff(values) >= 0)
+    # between two updates the last update's sparsity holds
+    for t in range(schedule.end):
+        if not schedule.is_update(t + 1):
+            assert values[t + 1] == values[t]
+
+
+def test_cubic_schedule_midpoint_is_one_eighth_of_the_way_back():
+    # (1 - 1/2)^3 = 1/8: half-way through the updates, k_t = k_T - (k_T - k_0) / 8
+    schedule = pvn.CubicSchedule(final=0.8, num_updates=10, interval=2)
+    assert schedule.sparsity(10) == pytest.approx(0.8 - 0.8 / 8, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"final": 1.0},
+        {"final": -0.1},
+        {"final": 0.5, "initial": 0.6},
+        {"final": 0.5, "start": -1},
+        {"final": 0.5, "interval": 0},
+        {"final": 0.5, "num_updates": 0},
+    ],
+)
+def test_cubic_schedule_rejects_bad_values(kwargs):
+    with pytest.raises(ValueError, match="CubicSchedule"):
+        pvn.CubicSchedule(**kwargs)
+
+
+# --------------------------------------------------------------------------- pruning stage
+
+
+def _tiny_lenet(seed=0):
+    torch.manual_seed(seed)
+    return lenet5(image_size=8)
+
+
+@pytest.mark.parametrize("final", [0.5, 0.9, 0.95])
+def test_gradual_pruning_ends_at_exactly_the_target_sparsity_per_layer(digits8, final):
+    images, labels = digits8
+    model = _tiny_lenet()
+    schedule = pvn.CubicSchedule(final=final, interval=2, num_updates=3)
+    mask = pvn.train_sgd(model, images, labels, epochs=2, batch_size=64, schedule=schedule)
+    params = dict(model.named_parameters())
+    for name in prunable_names(params):
+        n = params[name].numel()
+        assert int((~mask.keep[name]).sum()) == round(final * n)
+        assert int((params[name] == 0).sum()) == round(final * n)
+    for name in set(params) - set(prunable_names(params)):
+        assert bool(mask.keep[name].all())
+    # the final mask is THPRUNE of the final weights (pruned weights are exactly 0)
+    assert mask.equals(magnitude_mask(params, final))
+
+
+def test_gradual_pruning_holds_pruned_weights_at_zero_between_updates(digits8):
+    images, labels = digits8
+    model = _tiny_lenet()
+    # one update at t0 = 0 to k = 0.7, then 7 steps with the mask held, no further update
+    # before the final THPRUNE at 0.9 (n = 1, interval = 100 > 8 steps)
+    schedule = pvn.CubicSchedule(final=0.9, initial=0.7, interval=100, num_updates=1)
+    initial_mask = magnitude_mask(dict(model.named_parameters()), 0.7)
+    pvn.train_sgd(model, images, labels, epochs=2, batch_size=64, schedule=schedule, anneal=False)
+    for name, param in model.named_parameters():
+        assert bool((param[~initial_mask.keep[name]] == 0).all())
+
+
+def test_dense_training_is_seeded_and_prunes_nothing(digits8):
+    images, labels = digits8
+    a, b = _tiny_lenet(), _tiny_lenet()
+    mask_a = pvn.train_sgd(a, images, labels, epochs=1, seed=3)
+    pvn.train_sgd(b, images, labels, epochs=1, seed=3)
+    assert mask_a.sparsity() == 0.0
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(pa, pb, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"epochs": 0}, {"batch_size": 0}, {"lr": 0.0}, {"momentum": 1.0}, {"seed": -1}],
+)
+def test_train_sgd_rejects_bad_values(digits8, kwargs):
+    images, labels = digits8
+    with pytest.raises(ValueError, match="train_sgd"):
+        pvn.train_sgd(_tiny_lenet(), images, labels, **{"epochs": 1, **kwargs})
+
+
+# --------------------------------------------------------------------------- representation
+
+
+@pytest.mark.parametrize("layer", list(pvn.LAYERS))
+@pytest.mark.parametrize("after_activation", [False, True])
+def test_split_at_layer_composes_back_to_the_model(digits8, layer, after_activation):
+    model = _tiny_lenet()
+    phi, head = pvn.split_at_layer(model, layer, after_activation=after_activation)
+    x = digits8[0][:5]
+    with torch.no_grad():
+        torch.testing.assert_close(head(phi(x)), model(x))
+        if layer == "c5":
+            assert phi(x).shape == (5, 120)
+
+
+@pytest.mark.parametrize("layer", ["c7", "fc", 5])
+def test_split_at_layer_rejects_unknown_layers(layer):
+    with pytest.raises(ValueError, match="split_at_layer"):
+        pvn.split_at_layer(_tiny_lenet(), layer)
+
+
+def test_laplace_noise_is_standard_laplace():
+    draws = pvn.laplace_noise((200, 100), seed=5).numpy().ravel()
+    # Kolmogorov-Smirnov against scipy's Laplace(0, 1); seeded, so the p-value is fixed
+    # (0.2 here); 1e-3 would flag a wrong scale or location for n = 20,000 draws
+    assert stats.kstest(draws, stats.laplace().cdf).pvalue > 1e-3
+    torch.testing.assert_close(
+        pvn.laplace_noise((3, 4), seed=5), pvn.laplace_noise((3, 4), seed=5), rtol=0, atol=0
+    )
+
+
+# --------------------------------------------------------------------------- noise matching
+
+
+def _margin_task(n=400, seed=0):
+    """Two classes, one logit ``z`` against 0, every label 0 and every margin ``r_i > 0``.
+
+    With noise ``b e``, image i is misclassified iff ``e_i < 0`` and ``b > r_i / |e_i|``,
+    so the accuracy is monotone in b and its steps are at the thresholds ``r_i / |e_i|``.
+    """
+    g = torch.Generator().manual_seed(seed)
+    r = 0.1 + torch.rand((n, 1), generator=g)
+    labels = torch.zeros(n, dtype=torch.int64)
+
+    def head(z):
+        return torch.cat([z, torch.zeros_like(z)], dim=1)
+
+    return head, r, labels
+
+
+@pytest.mark.parametrize("target", [0.95, 0.8, 0.6])
+def test_noise_bisection_finds_the_exact_accuracy_boundary(target):
+    head, r, labels = _margin_task()
+    match = pvn.match_noise_scale(head, r, labels, target, tolerance=0.01, seed=11)
+    e = pvn.laplace_noise(tuple(r.shape), seed=11).numpy().ravel()
+    thresholds = np.sort((r.numpy().ravel() / np.abs(e))[e < 0])
+    flips_allowed = math.floor(len(r) * (1 - target) + 1e-9)
+    boundary = thresholds[flips_allowed]  # the first b whose accuracy drops below target
+    assert match.matched
+    assert abs(match.accuracy - target) <= 0.01
+    assert match.accuracy == pvn.accuracy(head, r + match.scale * torch.tensor(e)[:, None], labels)
+    # the bisection stops at relative bracket width 1e-3 just below the boundary
+    assert boundary * (1 - 2e-3) <= match.scale < boundary
+
+
+def test_noise_bisection_on_a_tiny_model_hits_the_target_accuracy(digits8):
+    images, labels = digits8
+    model = _tiny_lenet()
+    pvn.train_sgd(model, images, labels, epochs=20, lr=0.05)
+    phi, head = pvn.split_at_layer(model, "c5")
+    with torch.no_grad():
+        rep = phi(images)
+    clean = pvn.accuracy(model, images, labels)
+    assert clean > 0.3  # well above chance (0.1), so there is accuracy to give up
+    target = (clean + 0.1) / 2
+    match = pvn.match_noise_scale(head, rep, labels, target, tolerance=0.02, seed=0)
+    # 256 images: the accuracy moves in steps of 1/256 < tolerance
+    assert match.matched and abs(match.accuracy - target) <= 0.02 and match.scale > 0
+
+
+def test_noise_bisection_returns_zero_when_the_target_exceeds_the_clean_accuracy():
+    head, r, labels = _margin_task()
+    labels = labels.clone()
+    labels[:100] = 1  # clean accuracy 0.75
+    match = pvn.match_noise_scale(head, r, labels, 0.9, tolerance=0.01)
+    assert match.scale == 0.0 and match.accuracy == 0.75 and not match.matched
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"target_accuracy": 1.5}, {"target_accuracy": -0.1}, {"tolerance": 0.0}]
+)
+def test_noise_bisection_rejects_bad_values(kwargs):
+    head, r, labels = _margin_task(n=10)
+    with pytest.raises(ValueError, match="match_noise_scale"):
+        pvn.match_noise_scale(head, r, labels, **{"target_accuracy": 0.5, **kwargs})
+
+
+# --------------------------------------------------------------------------- attack
+
+
+def _tv_loop(images):
+    out = []
+    for img in images.numpy():
+        total = 0.0
+        for c in range(img.shape[0]):
+            for i in range(img.shape[1] - 1):
+                for j in range(img.shape[2] - 1):
+                    di = img[c, i + 1, j] - img[c, i, j]
+                    dj = img[c, i, j + 1] - img[c, i, j]
+                    total += math.sqrt(di**2 + dj**2 + 1e-8)
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 5, 4), (1, 3, 4, 4)])
+def test_total_variation_matches_a_loop(shape):
+    images = torch.rand(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    # float64 both ways: agreement to rounding
+    np.testing.assert_allclose(pvn.total_variation(images).numpy(), _tv_loop(images), rtol=1e-12)
+
+
+def test_inversion_recovers_the_images_from_a_clean_injective_layer(digits8):
+    # C1 before its ReLU is linear and injective on 8x8 (6 x 8 x 8 outputs for 64 pixels),
+    # so the clean representation determines the image: measured 106 dB; 40 dB is far above
+    # what a partial recovery reaches (the noisy runs below give 6-21 dB)
+    phi, _ = pvn.split_at_layer(_tiny_lenet(), "c1")
+    x0 = digits8[0][:8]
+    with torch.no_grad():
+        target = phi(x0)
+    rec = pvn.invert_representation(phi, target, (1, 8, 8), iterations=200, tv_weight=0.0)
+    assert psnr(x0, rec) > 40.0
+    assert float(rec.min()) >= 0.0 and float(rec.max()) <= 1.0
+
+
+def test_inversion_recovers_worse_as_the_noise_grows(digits8):
+    phi, _ = pvn.split_at_layer(_tiny_lenet(), "c1")
+    x0 = digits8[0][:8]
+    with torch.no_grad():
+        target = phi(x0)
+    noise = pvn.laplace_noise(tuple(target.shape), seed=1)
+    scales = [0.0, 0.3, 1.0, 3.0]
+    values = [
+        psnr(
+            x0,
+            pvn.invert_representation(
+                phi, target + b * float(target.std()) * noise, (1, 8, 8), tv_weight=0.0
+            ),
+        )
+        for b in scales
+    ]
+    # measured 106, 21, 11, 6 dB: each step loses several dB, so 1 dB of slack is safe
+    assert all(later < earlier - 1.0 for earlier, later in itertools.pairwise(values))
+
+
+def test_inversion_of_a_batch_is_the_inversion_of_each_image(digits8):
+    phi, _ = pvn.split_at_layer(_tiny_lenet(), "c5")
+    x = digits8[0][:3]
+    with torch.no_grad():
+        target = phi(x)
+    # image 0 gets the same start in every call (the uniform start is drawn image by image)
+    alone = pvn.invert_representation(phi, target[:1], (1, 8, 8), iterations=30)
+    batch = pvn.invert_representation(phi, target, (1, 8, 8), iterations=30)
+    other = pvn.invert_representation(phi, target[[0, 2]], (1, 8, 8), iterations=30)
+    # float32 batched vs single-image convolutions differ in rounding only
+    torch.testing.assert_close(batch[:1], alone, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(other[:1], alone, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"iterations": 0},
+        {"lr": 0.0},
+        {"tv_weight": -1.0},
+        {"seed": -1},
+        {"image_shape": (8, 8)},
+        {"image_shape": (1, 0, 8)},
+        {"target": torch.zeros(5)},
+    ],
+)
+def test_inversion_rejects_bad_values(kwargs):
+    phi, _ = pvn.split_at_layer(_tiny_lenet(), "c1")
+    args = {"target": torch.zeros(2, 6, 8, 8), "image_shape": (1, 8, 8), **kwargs}
+    with pytest.raises(ValueError, match="invert_representation"):
+        pvn.invert_representation(phi, **args)
+
+
+# --------------------------------------------------------------------------- experiment
+
+TINY = {
+    "image_size": 8,
+    "sparsities": (0.5, 0.9),
+    "train_epochs": 2,
+    "prune_epochs": 1,
+    "prune_updates": 2,
+    "num_images": 4,
+    "attack_iterations": 10,
+    "device": "cpu",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_result():
+    return pvn.run_prune_vs_noise(pvn.PruneVsNoiseConfig(**TINY), progress=False)
+
+
+def test_experiment_rows_cover_every_condition_and_sparsity(tiny_result):
+    rows = tiny_result.rows
+    assert len(rows) == 1 + 3 * len(TINY["sparsities"])
+    assert tiny_result.row("none", 0.0)["accuracy"] == tiny_result.dense_accuracy
+    for k in TINY["sparsities"]:
+        for condition in ("noise", *pvn.PRUNE_CONDITIONS):
+            row = tiny_result.row(condition, k)
+            for metric in pvn.METRICS:
+                assert row[f"{metric}_min"] <= row[f"{metric}_mean"] <= row[f"{metric}_max"]
+        pruned = tiny_result.row("prune_informed", k)
+        # layer-wise rounding of k * n_layer: within half a weight per layer (5 layers) of k
+        num_prunable = Mask.ones(lenet5(image_size=8)).num_prunable()
+        assert pruned["pruned_fraction"] == pytest.approx(k, abs=5 * 0.5 / num_prunable)
+        noise = tiny_result.row("noise", k)
+        if noise["matched"]:
+            assert abs(noise["accuracy"] - pruned["accuracy"]) <= 0.01
+        assert tiny_result.reconstructions[("noise", k)].shape == (4, 1, 8, 8)
+    assert "prune_public" in tiny_result.table()
+
+
+def test_experiment_is_reproducible(tiny_result):
+    again = pvn.run_prune_vs_noise(pvn.PruneVsNoiseConfig(**TINY), progress=False)
+    assert [r["ssim_mean"] for r in again.rows] == [r["ssim_mean"] for r in tiny_result.rows]
+    assert [r["noise_scale"] for r in again.rows] == [r["noise_scale"] for r in tiny_result.rows]
+
+
+def _synthetic_result(prune_scores, noise_scores):
+    config = pvn.PruneVsNoiseConfig(sparsities=(0.5, 0.9))
+    result = pvn.PruneVsNoiseResult(config=config, dense_accuracy=0.9)
+    result.originals = np.zeros((len(prune_scores[0]), 1, 8, 8))
+    for i, k in enumerate(config.sparsities):
+        result.rows.append({"condition": "noise", "sparsity": k, "matched": True})
+        for condition, values in (("noise", noise_scores[i]), ("prune_public", prune_scores[i])):
+            result.scores[(condition, k)] = {m: np.asarray(values, float) for m in pvn.METRICS}
+    return result
+
+
+def test_comparison_is_the_paired_gap_over_images():
+    prune = [[0.1, 0.2, 0.3], [0.2, 0.2, 0.2]]
+    noise = [[0.5, 0.4, 0.6], [0.6, 0.7, 0.5]]
+    result = _synthetic_result(prune, noise)
+    per_image = (np.array(noise) - np.array(prune)).mean(axis=0)  # [0.4, 0.35, 0.3]
+    c = result.comparison()["ssim"]
+    assert c["gap"] == pytest.approx(0.35, abs=1e-12)
+    assert c["stderr"] == pytest.approx(per_image.std(ddof=1) / math.sqrt(3), abs=1e-12)
+    assert c["wins"] == 2 and c["sparsities"] == 2
+    assert result.leakage_calls()["overall"] == "less"
+    assert "pruning leaks less than noise" in result.verdict()
+    assert _synthetic_result(noise, prune).leakage_calls()["overall"] == "more"
+    assert _synthetic_result(prune, prune).leakage_calls()["overall"] == "unclear"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"dataset": "imagenet"},
+        {"image_size": 4},
+        {"sparsities": ()},
+        {"sparsities": (0.9, 0.5)},
+        {"sparsities": (0.5, 1.0)},
+        {"layer": "c2"},
+        {"train_epochs": 0},
+        {"ramp_fraction": 0.0},
+        {"lr": -0.1},
+        {"momentum": 1.0},
+        {"accuracy_tolerance": 0.0},
+        {"num_images": 0},
+        {"tv_weight": -1.0},
+        {"seed": -1},
+        {"device": "tpu"},
+        {"cpu_threads": 0},
+    ],
+)
+def test_config_rejects_bad_values(kwargs):
+    with pytest.raises(ValueError, match=r"PruneVsNoiseConfig|device"):
+        pvn.PruneVsNoiseConfig(**kwargs)
+
+
+def test_for_scale_picks_mnist_only_with_a_data_dir():
+    assert pvn.PruneVsNoiseConfig.for_scale("quick") == pvn.PruneVsNoiseConfig()
+    paper = pvn.PruneVsNoiseConfig.for_scale("paper")
+    assert paper.dataset == "digits" and paper.sparsities == pvn.PAPER_SPARSITIES
+    mnist = pvn.PruneVsNoiseConfig.for_scale("paper", data_dir="/data")
+    assert mnist.dataset == "mnist" and mnist.train_epochs + mnist.prune_epochs == 20
+    with pytest.raises(ValueError, match="for_scale"):
+        pvn.PruneVsNoiseConfig.for_scale("huge")
