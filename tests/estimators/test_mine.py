@@ -30,14 +30,6 @@ from estimators.mine import (
 ACCEPTANCE = DVTrainingConfig(steps=600, learning_rate=2e-4, batch_size=256)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def gaussian_5d():
     return correlated_gaussian_pair(12_000, 5, 1.0, seed=0)

@@ -10,8 +10,6 @@ from sims.fl import client_update
 from sims.models import conv_net
 from sims.schemes import PruneFL, RandomPruning, build_scheme
 
-pytestmark = pytest.mark.usefixtures("single_thread")
-
 
 @pytest.fixture(scope="module")
 def digits():

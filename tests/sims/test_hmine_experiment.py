@@ -31,14 +31,6 @@ TINY = HMineExperimentConfig(
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)  # small networks: one thread is faster on a loaded machine
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def task():
     return make_client_task(TINY, HMinePoint(train_steps=3))

@@ -21,7 +21,6 @@ SMALL = {
 }
 
 
-pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def test_run_training_records_the_curve_and_resumes(tmp_path, monkeypatch):
