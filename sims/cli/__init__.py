@@ -13,7 +13,7 @@ import logging
 import sys
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
-SUBCOMMANDS = ("demo", "bound", "train", "verify", "figures")
+SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures")
 
 
 def build_parser() -> argparse.ArgumentParser:

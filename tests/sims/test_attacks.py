@@ -201,6 +201,32 @@ def test_gi_equals_sgi_without_pruning(model, weights, digits):
     assert torch.equal(a.images, b.images) and a.loss == b.loss
 
 
+def test_sgi_inverts_several_local_steps_by_replaying_them(model, weights, digits):
+    """FedSGD with 3 local steps on one batch reveals ``(w - w_hat) / lr`` = the sum of
+    3 gradients along the path. Replaying the 3 masked steps on the dummy image
+    (``local_steps=3``) reconstructs digit 0 (measured 30.9 dB at p = 0.3); reading the
+    update as one gradient (``local_steps=1``) does not (3.7 dB)."""
+    x, y = digits.images[:1], digits.labels[:1]
+    mask = random_mask(weights, 0.3, seed=1)
+    sent = client_update(model, weights, mask, x, y, lr=CLIENT_LR, local_steps=3)
+    scores = {
+        steps: psnr(
+            x,
+            sgi_attack(
+                model,
+                weights,
+                sent,
+                **ONE_DIGIT,
+                labels=y,
+                config=AttackConfig.dlg(),
+                local_steps=steps,
+            ).images,
+        )
+        for steps in (1, 3)
+    }
+    assert scores[3] >= 25.0 and scores[1] <= 12.0, scores
+
+
 def test_joint_batch_of_two_with_known_labels(model, weights, digits):
     """B = 2 inverted jointly; reconstructions matched to originals by least MSE.
 

@@ -1,0 +1,76 @@
+"""``pruneleak sweep CONFIG.toml``: run (or resume) an attack-study sweep of sims.sweep."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sims.experiments.consistency import consistency_rows, format_table, plot_consistency
+from sims.figures import save_figure
+from sims.store import ResultStore
+from sims.sweep import SweepConfig, plot_panels, run_sweep
+
+STUDY_PANELS = ("p", "B", "d", "T")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run or resume an attack-study sweep from a TOML grid",
+        description=(
+            "Expand the grid of CONFIG (a TOML file: name, [base], [[grid]]; see "
+            "benchmarks/sweeps/quick_digits.toml), run every job not yet in --results "
+            "(one JSON line per finished job, so a killed sweep resumes), then print the "
+            "bound-versus-attack consistency table of the panels p, B, d, T it has."
+        ),
+    )
+    parser.add_argument("config", type=Path, help="sweep configuration (TOML)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="JSON-lines results store (default: results/<sweep name>.jsonl)",
+    )
+    parser.add_argument("--device", default=None, help="override the jobs' device")
+    parser.add_argument("--data-dir", default=None, help="override the jobs' data_dir")
+    parser.add_argument("--max-jobs", type=int, default=None, help="stop after N new jobs")
+    parser.add_argument("--figures", action="store_true", help="write the panel figures")
+    parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    config = SweepConfig.from_toml(args.config)
+    overrides = {"device": args.device, "data_dir": args.data_dir}
+    config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
+    results = args.results or Path("results") / f"{config.name}.jsonl"
+    records = run_sweep(config, ResultStore(results), max_jobs=args.max_jobs)
+    print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
+    panels = [p for p in STUDY_PANELS if p in config.panels()]
+    if len(records) == len(config.jobs()) and panels:
+        rows = consistency_rows(config, records, panels=panels)
+        if not args.no_table:
+            print(format_table(rows, schemes=False))
+        if args.figures:
+            for name, fig in (
+                (f"{config.name}_panels_nmi", plot_panels(config, records, panels)),
+                (f"{config.name}_consistency", plot_consistency(rows)),
+            ):
+                print("Figure: " + ", ".join(str(p) for p in save_figure(fig, name)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """This subcommand alone (``python -m sims.cli.sweep CONFIG ...``)."""
+    parser = argparse.ArgumentParser(prog="pruneleak")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as err:
+        parser.exit(2, f"pruneleak sweep: error: {err}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
