@@ -801,7 +801,7 @@ def _keep_freed_cpu_memory() -> bool:
 
 
 @contextmanager
-def _intra_op_threads(device: torch.device, threads: int | None):
+def intra_op_threads(device: torch.device, threads: int | None):
     """Set torch's intra-op thread count on CPU for the duration of the block (and
     :func:`_keep_freed_cpu_memory` once)."""
     previous = torch.get_num_threads()
@@ -897,7 +897,7 @@ def invert_gradient(
 
     generator = torch.Generator().manual_seed(config.seed)
     best = None
-    with _intra_op_threads(device, config.cpu_threads):
+    with intra_op_threads(device, config.cpu_threads):
         for restart in range(config.restarts):
             variables = _initial_variables(generator, batch_shape, num_classes, config)
             variables = [v.to(device, problem.onehot.dtype) for v in variables]
@@ -1065,7 +1065,7 @@ def invert_gradient_batched(
     variables = [
         torch.stack([v[j] for v in initial]).to(device, dtype) for j in range(len(initial[0]))
     ]
-    with _intra_op_threads(device, config.cpu_threads):
+    with intra_op_threads(device, config.cpu_threads):
         step_fn = lambda v: gradient_and_value(v, *args)  # noqa: E731
         if config.optimizer == "adam":
             variables = _adam(step_fn, variables, config)

@@ -85,7 +85,7 @@ from tqdm.auto import tqdm
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import resolve_device
 from estimators.image import inference_accuracy, phash_similarity, score_reconstruction
-from sims.attacks import _intra_op_threads
+from sims.attacks import intra_op_threads
 from sims.data import available_datasets, load_train_test
 from sims.figures import SCALES
 from sims.models import lenet5
@@ -883,7 +883,7 @@ def run_prune_vs_noise(
     undefended dense network). ``progress``: tqdm bar (None: only on a terminal).
     """
     device = resolve_device(config.device)
-    with _intra_op_threads(device, config.cpu_threads):
+    with intra_op_threads(device, config.cpu_threads):
         return _run(config, device, progress)
 
 

@@ -16,7 +16,6 @@ import torch
 
 from estimators.image import match_reconstructions, psnr
 from sims.attacks import (
-    DIGITS_ATTACK_MODEL,
     AttackConfig,
     gi_attack,
     idlg_label,
@@ -25,31 +24,13 @@ from sims.attacks import (
     recover_mask,
     sgi_attack,
 )
-from sims.data import load_digits_dataset
 from sims.fl import batch_gradient, client_update
-from sims.models import conv_net
 from sims.pruning import Mask, magnitude_mask, random_mask
 
 CLIENT_LR = 0.25  # PriPrune's learning rate (arXiv:2310.19958, "Implementation details")
 N_TARGETS = 8  # acceptance: at least 8 target images
 SHAPE_B1 = (1, 1, 8, 8)
 ONE_DIGIT = {"lr": CLIENT_LR, "batch_shape": SHAPE_B1, "num_classes": 10}  # attack arguments
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
-
-
-@pytest.fixture(scope="module")
-def model():
-    torch.manual_seed(0)
-    return conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
-
-
-@pytest.fixture(scope="module")
-def weights(model):
-    return {name: t.detach() for name, t in model.named_parameters()}
 
 
 def _masks(weights):

@@ -17,7 +17,6 @@ from estimators.image import psnr
 from sims.attacks import (
     _ADAM_GAMMA,
     _ADAM_MILESTONES,
-    DIGITS_ATTACK_MODEL,
     AttackConfig,
     _adam,
     gi_attack,
@@ -27,31 +26,13 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.data import load_digits_dataset
 from sims.fl import batch_gradient, client_update
-from sims.models import conv_net
 from sims.pruning import random_mask
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 ONE_DIGIT = {"lr": CLIENT_LR, "batch_shape": (1, 1, 8, 8), "num_classes": 10}
 # Squared-L2 matching with plain (unsigned) Adam: "DLG with Adam", the smooth batched attack.
 L2_ADAM = AttackConfig(loss="l2", optimizer="adam", lr=0.1, iterations=100)
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_digits_dataset()
-
-
-@pytest.fixture(scope="module")
-def model():
-    torch.manual_seed(0)
-    return conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
-
-
-@pytest.fixture(scope="module")
-def weights(model):
-    return {name: t.detach() for name, t in model.named_parameters()}
 
 
 def _uploads(model, weights, digits, count, *, p=0.5, local_steps=1, start=0):

@@ -1,0 +1,24 @@
+"""Fixtures shared by the attack tests: the digits and the digits attack model."""
+
+import pytest
+import torch
+
+from sims.attacks import DIGITS_ATTACK_MODEL
+from sims.data import load_digits_dataset
+from sims.models import conv_net
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits_dataset()
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
+
+
+@pytest.fixture(scope="module")
+def weights(model):
+    return {name: t.detach() for name, t in model.named_parameters()}
