@@ -1,4 +1,4 @@
-"""Tests of sims.fl: PriPrune eq. (1) client update, batch gradient, RoundConfig."""
+"""Tests of sims.fl: PriPrune eq. (1) client update, batch gradient."""
 
 import copy
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from sims.fl import RoundConfig, batch_gradient, client_update
+from sims.fl import batch_gradient, client_update
 from sims.models import conv_net
 from sims.pruning import random_mask
 
@@ -116,26 +116,3 @@ def test_client_update_rejects_bad_input(setup, override, match):
     mask = random_mask(params, 0.5, seed=0)
     with pytest.raises(ValueError, match=match):
         client_update(model, params, mask, args.pop("images"), args.pop("labels"), **args)
-
-
-def test_round_config_valid():
-    config = RoundConfig(p=0.5, batch_size=8, lr=0.1)
-    assert (config.local_steps, config.pruning, config.seed) == (1, "random", 0)
-
-
-@pytest.mark.parametrize(
-    ("override", "field"),
-    [
-        ({"p": -0.01}, "p"),
-        ({"p": 1.01}, "p"),
-        ({"batch_size": 0}, "batch_size"),
-        ({"batch_size": 2.5}, "batch_size"),
-        ({"lr": 0.0}, "lr"),
-        ({"local_steps": 0}, "local_steps"),
-        ({"pruning": "snip"}, "pruning"),
-        ({"seed": -1}, "seed"),
-    ],
-)
-def test_round_config_rejects_bad_fields(override, field):
-    with pytest.raises(ValueError, match=f"'{field}' parameter of RoundConfig"):
-        RoundConfig(**{"p": 0.5, "batch_size": 8, "lr": 0.1, **override})
