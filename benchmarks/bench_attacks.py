@@ -27,11 +27,16 @@ from dataclasses import dataclass, replace
 import torch
 
 from estimators.device import resolve_device
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack, sgi_attack_batched
-from sims.data import load_digits_dataset
-from sims.fl import client_update
+from sims.attacks import (
+    DIGITS_ATTACK_MODEL,
+    AttackConfig,
+    sgi_attack,
+    sgi_attack_batched,
+)
+from sims.data.datasets import load_digits_dataset
+from sims.fl.client import client_update
 from sims.models import conv_net
-from sims.pruning import random_mask
+from sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25
 

@@ -5,6 +5,23 @@ from __future__ import annotations
 import torch
 
 
+def check_device(device: str | torch.device, *, func: str) -> str | torch.device:
+    """Check that ``device`` names a device (``"auto"``, ``"cpu"``, ``"cuda"``,
+    ``"cuda:N"``, ...) without asking whether it is present, so a configuration written
+    for a GPU can be loaded, validated and fingerprinted on a laptop. Returns ``device``.
+    """
+    if isinstance(device, str) and device == "auto":
+        return device
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"The 'device' parameter of {func} must be 'auto', 'cpu', 'cuda' or 'cuda:N'. "
+            f"Got {device!r} instead."
+        ) from err
+    return device
+
+
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """Map ``"auto"`` to CUDA when available (else CPU); pass any other device through.
 

@@ -362,8 +362,9 @@ def _bootstrap(t_joint: np.ndarray, t_marg: np.ndarray, config: DVTrainingConfig
 
 
 def _fit(build, x, y, n_test, x_dims, config, seed, device, progress, method) -> MIEstimate:
-    torch.manual_seed(seed)
-    network = build()  # initialised from the seed above
+    with torch.random.fork_rng(devices=[]):  # the caller's global RNG stays untouched
+        torch.manual_seed(seed)
+        network = build()
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
     x_train, y_train, x_test, y_test = _split(x, y, n_test, generator, config, x_dims)

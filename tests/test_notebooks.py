@@ -3,7 +3,7 @@
 import nbformat
 import pytest
 
-from sims.figures import figures_dir, notebook_paths, run_notebook
+from sims.plots.figures import figures_dir, notebook_paths, run_notebook
 
 NOTEBOOKS = notebook_paths()
 

@@ -12,6 +12,8 @@ import importlib
 import logging
 import sys
 
+from sims.core.runtime import cpu_tuning
+
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures")
 
@@ -22,6 +24,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Privacy leakage in pruned federated learning: bounds, attacks, verification.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="torch intra-op CPU threads for this command (default 1: the toolkit's small "
+        "models run fastest on one thread of a shared host; 0 keeps torch's own choice)",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(subparsers)
@@ -35,8 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.threads < 0:
+        parser.error(f"--threads must be >= 0. Got {args.threads} instead.")
     try:
-        return int(args.func(args) or 0)
+        with cpu_tuning(threads=args.threads or None):
+            return int(args.func(args) or 0)
     except ValueError as err:
         parser.exit(2, f"pruneleak {args.command}: error: {err}\n")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sims.core.store import ResultStore
 from sims.experiments.demo import (
     DEFAULT_RATES,
     PRUNING,
@@ -13,8 +14,7 @@ from sims.experiments.demo import (
     run_demo,
     summarize,
 )
-from sims.figures import save_figure
-from sims.store import ResultStore
+from sims.plots.figures import save_figure
 
 FIGURE_NAME = "demo_bound_vs_nmi"
 

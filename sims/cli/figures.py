@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
-from sims.figures import SCALES, figures_dir, notebook_paths, run_notebook
+from sims.plots.figures import SCALES, figures_dir, notebook_paths, run_notebook
 
 
 def register(subparsers) -> None:

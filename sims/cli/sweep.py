@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from sims.core.store import ResultStore
 from sims.experiments.consistency import consistency_rows, format_table, plot_consistency
-from sims.figures import save_figure
-from sims.store import ResultStore
-from sims.sweep import SweepConfig, plot_panels, run_sweep
+from sims.plots.figures import save_figure
+from sims.sweep.jobs import SweepConfig, plot_panels, run_sweep
 
 STUDY_PANELS = ("p", "B", "d", "T")
 
@@ -20,7 +20,7 @@ def register(subparsers) -> None:
         help="run or resume an attack-study sweep from a TOML grid",
         description=(
             "Expand the grid of CONFIG (a TOML file: name, [base], [[grid]]; see "
-            "benchmarks/sweeps/quick_digits.toml), run every job not yet in --results "
+            "sims/sweep/configs/quick_digits.toml), run every job not yet in --results "
             "(one JSON line per finished job, so a killed sweep resumes), then print the "
             "bound-versus-attack consistency table of the panels p, B, d, T it has."
         ),

@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sims.data import available_datasets
+from sims.core.store import ResultStore
+from sims.data.datasets import available_datasets
 from sims.experiments.train import PARTITIONS, TrainConfig, run_training
-from sims.federated import ALGORITHMS, FedConfig
+from sims.fl.server import ALGORITHMS, FedConfig
 from sims.models import available_models
-from sims.schemes import available_schemes
-from sims.store import ResultStore
+from sims.pruning.schemes import available_schemes
 
 
 def register(subparsers) -> None:

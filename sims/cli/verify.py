@@ -6,7 +6,7 @@ hmine``) or claims (``--claim ID``, repeatable), the output format (``table``, `
 a JSON list with keys id, paper, location, statement, verdict, evidence; ``markdown``)
 and the Monte Carlo size (quick by default, ``--thorough`` multiplies the samples).
 The Markdown and JSON reports are written to ``verification_report.md`` and
-``verification_report.json`` under ``sims.figures.figures_dir()``; a closing note with the
+``verification_report.json`` under ``sims.plots.figures.figures_dir()``; a closing note with the
 verdict counts goes to stdout (stderr with ``--format json``, so that stdout stays JSON).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 
-from sims.figures import figures_dir
+from sims.plots.figures import figures_dir
 
 REPORT_NAME = "verification_report"
 

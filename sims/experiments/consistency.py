@@ -35,7 +35,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from bounds.validation import check_choice, check_int, check_real
-from sims.sweep import SweepConfig, job_key, panel_axis, x_value
+from sims.sweep.jobs import SweepConfig, job_key, panel_axis, x_value
 
 METRICS = ("nmi", "psnr")
 BOUNDS = {"published": "bound_published_bits", "corrected": "bound_corrected_bits"}

@@ -6,22 +6,20 @@ For each base pruning rate ``p`` the demo
    with a random mask at rate ``p`` (one mask per ``p``, shared by every target: it is
    the client's mask);
 2. lets each target image (B = 1 by default) go through one FedSGD round of
-   :func:`sims.fl.client_update` (PriPrune eq. (1));
+   :func:`sims.fl.client.client_update` (PriPrune eq. (1));
 3. attacks the sent weights with SGI (mask-aware, PriPrune Algorithm 2) and with GI (not
    mask-aware) and scores the reconstruction with NMI (beside its chance level) and PSNR;
 4. estimates ``d*`` and ``Delta`` of the per-sample gradient covariance over the kept
-   coordinates (:func:`sims.gradstats.gradient_statistics`) and evaluates Theorem 1 as
+   coordinates (:func:`sims.core.gradstats.gradient_statistics`) and evaluates Theorem 1 as
    published and corrected (:mod:`bounds.priprune`).
 
-Each finished job appends one record to a :class:`sims.store.ResultStore`; keys carry a
+Each finished job appends one record to a :class:`sims.core.store.ResultStore`; keys carry a
 fingerprint of the configuration, so a rerun of the same configuration resumes and a
 changed configuration never mixes with old records.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Iterator
@@ -33,16 +31,17 @@ from tqdm.auto import tqdm
 
 from bounds import priprune
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
+from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from estimators.nmi import nmi_permutation_null
 from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack, sgi_attack
-from sims.data import load_digits_dataset
-from sims.fl import client_update
-from sims.gradstats import gradient_statistics
+from sims.core.gradstats import gradient_statistics
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import load_digits_dataset
+from sims.fl.client import client_update
 from sims.models import conv_net
-from sims.pruning import magnitude_mask, random_mask
-from sims.store import ResultStore
+from sims.pruning.mask import magnitude_mask, random_mask
 
 logger = logging.getLogger(__name__)
 
@@ -101,12 +100,11 @@ class DemoConfig:
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
+        check_device(self.device, func=func)
 
     def fingerprint(self) -> str:
         """Short hash of everything that changes the numbers (the device does not)."""
-        fields = {k: v for k, v in asdict(self).items() if k != "device"}
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:10]
+        return fingerprint(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -137,10 +135,10 @@ class _DemoWorld:
         self.config = config
         self.device = resolve_device(config.device)
         data = load_digits_dataset()
-        torch.manual_seed(config.seed)
-        self.model = conv_net(
-            in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL
-        ).to(self.device)
+        with seeded(config.seed):
+            self.model = conv_net(
+                in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL
+            ).to(self.device)
         self.params = {n: p.detach() for n, p in self.model.named_parameters()}
         self.num_classes = data.num_classes
         generator = torch.Generator().manual_seed(config.seed)

@@ -47,8 +47,6 @@ Substitutions and readings (the paper's data and some settings are unavailable):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 from dataclasses import asdict, dataclass, field, replace
@@ -59,17 +57,19 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
+from estimators.device import check_device, resolve_device
 from estimators.image import match_reconstructions
 from estimators.mi import gaussian_channel_bound
 from estimators.mine import DVTrainingConfig, hmine_estimate
 from sims.attacks import AttackConfig, invert_gradient
-from sims.data import load_digits_dataset
-from sims.fl import batch_gradient, local_sgd
-from sims.gradstats import per_sample_gradients
+from sims.core.functional import batch_gradient
+from sims.core.gradstats import per_sample_gradients
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import load_digits_dataset
+from sims.fl.client import local_sgd
 from sims.models import ConvNet, conv_net
-from sims.pruning import Mask
-from sims.store import ResultStore
+from sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class HMineExperimentConfig:
         check_int("attack_runs", self.attack_runs, func=func, low=1)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
+        check_device(self.device, func=func)
 
 
 # ------------------------------------------------------------------------------ the task
@@ -224,24 +224,25 @@ class ClientTask:
 def make_client_task(config: HMineExperimentConfig, point: HMinePoint) -> ClientTask:
     """Draw the client data, initialise the model from the seed and train it ``t`` steps."""
     device = resolve_device(config.device)
-    torch.manual_seed(config.seed)  # model initialisation
     if config.task == "tabular":
         images, labels = _breast_cancer()
-        model = tabular_logistic_regression(images.shape[-1], 2)
+        with seeded(config.seed):
+            model = tabular_logistic_regression(images.shape[-1], 2)
     else:
         if point.positive_fraction is not None:
             raise ValueError("positive_fraction applies to the binary tabular task only.")
         digits = load_digits_dataset()
         images, labels = digits.images, digits.labels
-        model = conv_net(
-            2,
-            in_channels=1,
-            image_size=8,
-            num_classes=10,
-            width=8,
-            hidden=64,
-            activation="sigmoid",
-        )
+        with seeded(config.seed):
+            model = conv_net(
+                2,
+                in_channels=1,
+                image_size=8,
+                num_classes=10,
+                width=8,
+                hidden=64,
+                activation="sigmoid",
+            )
     rng = np.random.default_rng(config.seed)
     idx = torch.as_tensor(_client_indices(labels, config.client_size, point.positive_fraction, rng))
     images, labels = images[idx].to(device), labels[idx].to(device)
@@ -280,7 +281,7 @@ def sample_batch_gradients(
 
     Each batch is ``batch_size`` distinct records of the client drawn uniformly; ``G`` is
     the mean cross-entropy gradient at ``task.params`` (the mean of the per-sample
-    gradients, ``sims.gradstats.per_sample_gradients``), optionally projected onto
+    gradients, ``sims.core.gradstats.per_sample_gradients``), optionally projected onto
     ``projection_dim`` orthonormal random directions, plus ``noise_std * N(0, I)``. Noise
     added before or after an orthonormal projection has the same law.
 
@@ -414,11 +415,6 @@ def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
     }
 
 
-def _fingerprint(config: HMineExperimentConfig, point: HMinePoint) -> str:
-    text = json.dumps([asdict(config), asdict(point)], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def run_study(
     config: HMineExperimentConfig,
     study: str,
@@ -442,7 +438,8 @@ def run_study(
         list(values), desc=f"H-MINE {study}", disable=None if progress is None else not progress
     ):
         point = replace(base, **{study: value})
-        key = f"hmine/{config.task}/{study}={value}/{_fingerprint(config, point)}"
+        digest = fingerprint({**asdict(config), "point": asdict(point)})
+        key = f"hmine/{config.task}/{study}={value}/{digest}"
         if key in done:
             records.append(done[key])
             continue

@@ -36,8 +36,6 @@ gradient point and reports the ratio of 50 % success.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -49,14 +47,15 @@ import torch
 from tqdm.auto import tqdm
 
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
+from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import AttackConfig, sgi_attack_batched
-from sims.data import load_digits_dataset
-from sims.fl import client_update
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import load_digits_dataset, resize_images
+from sims.fl.client import client_update
 from sims.models import conv_net
-from sims.pruning import random_mask
-from sims.store import ResultStore
+from sims.pruning.mask import random_mask
 
 logger = logging.getLogger(__name__)
 
@@ -118,16 +117,12 @@ class IdentifiabilityConfig:
         check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
         check_choice("precision", self.precision, func=func, choices=tuple(PRECISIONS))
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
+        check_device(self.device, func=func)
 
     def fingerprint(self) -> str:
         """Hash of the fields that change a job's numbers (not the grid, not the device)."""
-        fields = {
-            k: v
-            for k, v in asdict(self).items()
-            if k in ("targets", "iterations", "client_lr", "precision", "seed")
-        }
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:10]
+        fields = ("targets", "iterations", "client_lr", "precision", "seed")
+        return fingerprint({k: v for k, v in asdict(self).items() if k in fields})
 
 
 def study_configs(scale: str) -> list[IdentifiabilityConfig]:
@@ -206,19 +201,13 @@ def resized_digits(size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The digits as ``(N, 1, size, size)`` images in [0, 1] (bilinear, antialiased) and
     their labels."""
     data = load_digits_dataset()
-    images = data.images
-    if size != images.shape[-1]:
-        images = torch.nn.functional.interpolate(
-            images, size=(size, size), mode="bilinear", antialias=True, align_corners=False
-        ).clamp(0.0, 1.0)
-    return images, data.labels
+    return resize_images(data.images, size), data.labels
 
 
 def _run_job(config: IdentifiabilityConfig, job: _Job) -> dict:
     device = resolve_device(config.device)
     dtype = PRECISIONS[config.precision]
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
+    with seeded(config.seed):
         model = conv_net(
             1,
             in_channels=1,

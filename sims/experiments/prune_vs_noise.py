@@ -24,7 +24,8 @@ Pipeline (one call of :func:`run_prune_vs_noise`):
    accepted when the two accuracies differ by at most ``accuracy_tolerance``.
 5. **Inversion attack** (Section 4.2, after Mahendran and Vedaldi 2015):
    :math:`x^* = \arg\min_x \|\Phi_{\text{att}}(x) - \Phi'(x_0)\|_2^2 + \lambda\,\mathcal R(x)`
-   with the isotropic total variation :math:`\mathcal R` (:func:`total_variation`), by
+   with the isotropic total variation :math:`\mathcal R`
+   (:func:`sims.attacks.priors.total_variation`), by
    Adam on the box :math:`[0, 1]^d` (:func:`invert_representation`).
 6. **Similarity** between :math:`x^*` and :math:`x_0` (Section 4.2): normalised SSIM,
    pHash similarity, INFE (the dense model's accuracy on :math:`x^*`), plus PSNR and
@@ -47,7 +48,7 @@ Readings and deviations (the paper leaves these open or is inconsistent):
 * **Layer-wise sparsity.** Algorithm 2's THPRUNE uses one threshold :math:`a^{(t)}` for
   all layers, but Section 4.3 says the experiments prune "layers with the same target
   sparsity"; each prunable layer (all conv and linear weights, biases kept) is pruned to
-  sparsity :math:`k_t` (:func:`sims.pruning.magnitude_mask`).
+  sparsity :math:`k_t` (:func:`sims.pruning.mask.magnitude_mask`).
 * **Mask between updates.** Algorithm 2 re-applies THPRUNE at every step; as in Zhu and
   Gupta the mask is recomputed from the current weights at the schedule's update steps
   and held (pruned weights stay zero) in between; a final THPRUNE at :math:`k_T` ends
@@ -83,13 +84,14 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
+from estimators.device import check_device, resolve_device
 from estimators.image import inference_accuracy, phash_similarity, score_reconstruction
-from sims.attacks import intra_op_threads
-from sims.data import available_datasets, load_train_test
-from sims.figures import SCALES
+from sims.attacks.priors import total_variation
+from sims.core.runtime import seeded
+from sims.data.datasets import available_datasets, load_train_test, resize_images
 from sims.models import lenet5
-from sims.pruning import Mask, magnitude_mask
+from sims.plots.figures import SCALES
+from sims.pruning.mask import Mask, magnitude_mask
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +116,6 @@ QUICK_SPARSITIES = (0.5, 0.8, 0.9, 0.95, 0.98)
 # Smoothing inside the square root of the total variation: the published R is not
 # differentiable where both differences vanish (flat background); 1e-8 changes R by at most
 # 1e-4 per pixel.
-_TV_EPS = 1e-8
 # Bisection of match_noise_scale: the bracket grows by doubling (at most _MAX_DOUBLINGS
 # times) and is then halved until its relative width is below _BISECTION_RTOL.
 _MAX_DOUBLINGS = 60
@@ -438,21 +439,6 @@ def match_noise_scale(
 # ---------------------------------------------------------------------------------------
 
 
-def total_variation(images: torch.Tensor) -> torch.Tensor:
-    r"""Isotropic total variation of each image (Huang et al., Section 4.2):
-
-    .. math:: \mathcal R(a) = \sum_{i,j} \big((a_{i+1,j} - a_{i,j})^2
-        + (a_{i,j+1} - a_{i,j})^2\big)^{1/2},
-
-    summed over ``i < H - 1``, ``j < W - 1`` and over channels, with ``1e-8`` added under
-    the root so that flat regions have a gradient. ``images``: ``(B, C, H, W)``; returns
-    ``(B,)``.
-    """
-    down = images[..., 1:, :-1] - images[..., :-1, :-1]
-    right = images[..., :-1, 1:] - images[..., :-1, :-1]
-    return (down**2 + right**2 + _TV_EPS).sqrt().sum(dim=(1, 2, 3))
-
-
 def invert_representation(
     phi: Callable[[torch.Tensor], torch.Tensor],
     target: torch.Tensor,
@@ -468,7 +454,8 @@ def invert_representation(
     .. math:: x^* = \arg\min_{x \in [0,1]^d} \|\Phi(x) - \Phi'_0\|_2^2
         + \lambda\,\mathcal R(x),
 
-    with :func:`total_variation` as :math:`\mathcal R`. Adam (learning rate ``lr``, cosine
+    with :func:`sims.attacks.priors.total_variation` (``"isotropic_sum"``) as
+    :math:`\mathcal R`. Adam (learning rate ``lr``, cosine
     annealed to 0 over ``iterations``) from a seeded uniform :math:`[0, 1]` start; after
     every step the images are clamped to :math:`[0, 1]` (projected Adam). A batch is one
     optimisation of the *sum* of the per-image objectives; since Adam is coordinate-wise,
@@ -511,7 +498,7 @@ def invert_representation(
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=iterations)
     for _ in range(iterations):
         matching = ((phi(images) - target) ** 2).sum()
-        loss = matching + tv_weight * total_variation(images).sum()
+        loss = matching + tv_weight * total_variation(images, "isotropic_sum").sum()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -572,9 +559,6 @@ class PruneVsNoiseConfig:
         seed: seeds the split, the initialisation, the minibatches, the noise, the attacked
             images and the attack.
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` ...
-        cpu_threads: torch intra-op threads on CPU during the run (None: leave torch's
-            setting). LeNet-5's small convolutions run several times faster on one thread
-            of a loaded machine than on two; the numbers depend on the thread count.
     """
 
     dataset: str = "digits"
@@ -598,7 +582,6 @@ class PruneVsNoiseConfig:
     tv_weight: float = 0.1
     seed: int = 0
     device: str = "auto"
-    cpu_threads: int | None = 1
 
     def __post_init__(self) -> None:
         func = "PruneVsNoiseConfig"
@@ -645,9 +628,7 @@ class PruneVsNoiseConfig:
             )
         check_real("tv_weight", self.tv_weight, func=func, low=0)
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
-        if self.cpu_threads is not None:
-            check_int("cpu_threads", self.cpu_threads, func=func, low=1)
+        check_device(self.device, func=func)
 
     @classmethod
     def for_scale(cls, scale: str, *, data_dir: str | None = None, **overrides):
@@ -821,15 +802,6 @@ class PruneVsNoiseResult:
         )
 
 
-def _resize(dataset_images: torch.Tensor, size: int) -> torch.Tensor:
-    if dataset_images.shape[-1] == size and dataset_images.shape[-2] == size:
-        return dataset_images
-    resized = nn.functional.interpolate(
-        dataset_images, size=(size, size), mode="bilinear", align_corners=False
-    )
-    return resized.clamp(0.0, 1.0)
-
-
 def _summary_row(
     condition: str, sparsity: float, accuracy_value: float, scores: dict, **extra
 ) -> dict:
@@ -883,8 +855,7 @@ def run_prune_vs_noise(
     undefended dense network). ``progress``: tqdm bar (None: only on a terminal).
     """
     device = resolve_device(config.device)
-    with intra_op_threads(device, config.cpu_threads):
-        return _run(config, device, progress)
+    return _run(config, device, progress)
 
 
 def _run(cfg: PruneVsNoiseConfig, device: torch.device, progress) -> PruneVsNoiseResult:
@@ -892,11 +863,10 @@ def _run(cfg: PruneVsNoiseConfig, device: torch.device, progress) -> PruneVsNois
     train, test = load_train_test(
         cfg.dataset, cfg.data_dir, test_fraction=cfg.test_fraction, seed=cfg.seed
     )
-    x_train = _resize(train.images, cfg.image_size).to(device)
-    x_test = _resize(test.images, cfg.image_size).to(device)
+    x_train = resize_images(train.images, cfg.image_size).to(device)
+    x_test = resize_images(test.images, cfg.image_size).to(device)
     y_train, y_test = train.labels.to(device), test.labels.to(device)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg.seed)
+    with seeded(cfg.seed):
         base = lenet5(
             in_channels=train.image_shape[0],
             image_size=cfg.image_size,

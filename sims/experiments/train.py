@@ -2,8 +2,8 @@
 
 One configuration (:class:`TrainConfig`) is one job: load the data set
 (:func:`sims.data.load_train_test`), split it over clients, build the model and the base
-pruning scheme, run :func:`sims.federated.run_federated`, and append *one* record holding
-the whole per-round curve to a :class:`sims.store.ResultStore` under the key
+pruning scheme, run :func:`sims.fl.server.run_federated`, and append *one* record holding
+the whole per-round curve to a :class:`sims.core.store.ResultStore` under the key
 ``train/<fingerprint>``. A rerun of a finished configuration returns the stored record
 without training; a killed run leaves no record (so nothing is duplicated, and it reruns
 from round 1: runs are not checkpointed mid-way). The fingerprint covers everything that
@@ -12,28 +12,20 @@ changes the numbers, not the device or the data directory.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
 
-import torch
-
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
-from sims.data import (
-    available_datasets,
-    load_train_test,
-    partition_by_client,
-    partition_dirichlet,
-    partition_iid,
-)
-from sims.federated import FedConfig, run_federated
+from estimators.device import check_device, resolve_device
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import available_datasets, load_train_test
+from sims.data.partition import partition_by_client, partition_dirichlet, partition_iid
+from sims.fl.server import FedConfig, run_federated
 from sims.models import available_models, build_model, count_parameters
-from sims.schemes import available_schemes, build_scheme
-from sims.store import ResultStore
+from sims.pruning.schemes import available_schemes, build_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +41,7 @@ class TrainConfig:
         model: a name of :func:`sims.models.available_models`.
         model_options: ``(name, value)`` pairs for :func:`sims.models.build_model`
             (e.g. ``(("width", 8), ("hidden", 64))``), kept sorted.
-        pruning: a base pruning scheme of :func:`sims.schemes.available_schemes`.
+        pruning: a base pruning scheme of :func:`sims.pruning.schemes.available_schemes`.
         p: base pruning rate in [0, 1] (PriPrune: 0.3).
         readjust_every: re-adjustment interval of FedDST/PruneFL in rounds (None: the
             scheme's default).
@@ -58,7 +50,7 @@ class TrainConfig:
             (the data set's own writers: FEMNIST).
         alpha: Dirichlet concentration > 0.
         test_fraction: held-out fraction when the data set has no official test split.
-        fed: the FL loop's :class:`sims.federated.FedConfig`.
+        fed: the FL loop's :class:`sims.fl.server.FedConfig`.
         seed: seeds the model initialisation, the split and the pruning scheme.
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` ... (not part of the fingerprint).
     """
@@ -104,12 +96,11 @@ class TrainConfig:
                 f"Got {type(self.fed).__name__} instead."
             )
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
+        check_device(self.device, func=func)
 
     def fingerprint(self) -> str:
         """Short hash of everything that changes the numbers (not the device)."""
-        fields = {k: v for k, v in asdict(self).items() if k != "device"}
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+        return fingerprint(asdict(self), exclude=("data_dir",))
 
     def key(self) -> str:
         """The results-store key of this run."""
@@ -157,8 +148,7 @@ def run_training(
         config.dataset, data_dir, test_fraction=config.test_fraction, seed=config.seed
     )
     clients = _client_split(config, train)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
+    with seeded(config.seed):
         try:
             model = build_model(
                 config.model,

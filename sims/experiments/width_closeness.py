@@ -90,8 +90,8 @@ from bounds.equivalence import (
     sigma_for_epsilon_dp,
 )
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
-from sims.pruning import magnitude_mask
+from estimators.device import check_device, resolve_device
+from sims.pruning.mask import magnitude_mask
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class WidthClosenessConfig:
         )
         object.__setattr__(self, "seed", check_int("seed", self.seed, func=func, low=0))
         check_choice("dtype", self.dtype, func=func, choices=tuple(_DTYPES))
-        resolve_device(self.device)
+        check_device(self.device, func=func)
 
     def prune_fractions(self) -> np.ndarray:
         """Fraction of the entries of A set to zero, per sparsity (``sparsity_reading``)."""
@@ -323,7 +323,7 @@ def _prune_buckets(magnitude: torch.Tensor, counts: torch.Tensor) -> torch.Tenso
     ``counts`` is a non-decreasing (K,) integer tensor in [0, N]. Magnitude pruning that
     zeroes the ``counts[k]`` smallest entries prunes an entry at k exactly when
     ``bucket <= k``. Equals ``searchsorted(counts, rank)`` with ranks from a full stable
-    sort (ties broken by position, as ``sims.pruning.magnitude_mask`` does), without the
+    sort (ties broken by position, as ``sims.pruning.mask.magnitude_mask`` does), without the
     sort: entries are binned by ``erf(v / sqrt 2)`` (bins of equal probability for
     :math:`|\\mathcal N(0,1)|` data, which is what makes it fast; the result is exact for
     any data), a per-row histogram locates the bin of each k-th order statistic, and only
@@ -437,7 +437,7 @@ def closeness_errors_reference(config: WidthClosenessConfig, m: int) -> torch.Te
     """The same errors as :func:`closeness_errors`, by a direct loop over trials.
 
     For each trial and sparsity: prune :math:`z` (:math:`A = \\sigma_A z`) with
-    ``sims.pruning.magnitude_mask`` and compute :math:`zx`, :math:`\\tilde zx`; for each
+    ``sims.pruning.mask.magnitude_mask`` and compute :math:`zx`, :math:`\\tilde zx`; for each
     parameterisation form :math:`Ax`, :math:`\\tilde Ax`,
     :math:`e = (1 + \\sigma\\xi)\\circ(\\tilde A - A)x` and evaluate the error from the
     definitions.

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from sims.attacks import DIGITS_ATTACK_MODEL
-from sims.data import load_digits_dataset
+from sims.data.datasets import load_digits_dataset
 from sims.models import conv_net
 
 

@@ -1,7 +1,7 @@
 """Tests of sims.attacks: mask and pseudo-gradient recovery, SGI / GI inversions, iDLG.
 
 The reference for every inversion is the client's own data: the attack sees only the
-update sims.fl.client_update sends, and its output is scored against the images that
+update sims.fl.client.client_update sends, and its output is scored against the images that
 produced it with estimators.image.psnr (checked against skimage in its own tests).
 """
 
@@ -24,8 +24,9 @@ from sims.attacks import (
     recover_mask,
     sgi_attack,
 )
-from sims.fl import batch_gradient, client_update
-from sims.pruning import Mask, magnitude_mask, random_mask
+from sims.core.functional import batch_gradient
+from sims.fl.client import client_update
+from sims.pruning.mask import Mask, magnitude_mask, random_mask
 
 CLIENT_LR = 0.25  # PriPrune's learning rate (arXiv:2310.19958, "Implementation details")
 N_TARGETS = 8  # acceptance: at least 8 target images
@@ -319,7 +320,6 @@ def test_mask_restricts_the_matching_loss(model, weights, digits):
         ("signed_gradients", "yes"),
         ("seed", -1),
         ("device", "tpu"),
-        ("cpu_threads", 0),
     ],
 )
 def test_attack_config_rejects_bad_values(field, value):

@@ -26,8 +26,9 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.fl import batch_gradient, client_update
-from sims.pruning import random_mask
+from sims.core.functional import batch_gradient
+from sims.fl.client import client_update
+from sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 ONE_DIGIT = {"lr": CLIENT_LR, "batch_shape": (1, 1, 8, 8), "num_classes": 10}

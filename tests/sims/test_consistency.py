@@ -24,7 +24,7 @@ from sims.experiments.consistency import (
     spearman_rows,
     stratified_bootstrap_spearman,
 )
-from sims.sweep import SweepConfig, job_key
+from sims.sweep.jobs import SweepConfig, job_key
 
 
 def test_vectorised_spearman_equals_scipy_row_by_row():

@@ -5,14 +5,8 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
-from sims.data import (
-    ImageDataset,
-    available_datasets,
-    load_dataset,
-    load_digits_dataset,
-    partition_dirichlet,
-    partition_iid,
-)
+from sims.data.datasets import ImageDataset, available_datasets, load_dataset, load_digits_dataset
+from sims.data.partition import partition_dirichlet, partition_iid
 
 
 @pytest.fixture(scope="module")

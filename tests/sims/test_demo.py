@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+from sims.core.store import ResultStore
 from sims.experiments.demo import DemoConfig, format_table, plot_demo, run_demo, summarize
-from sims.store import ResultStore
 
 TINY = {
     "pruning_rates": (0.0, 0.9),

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from sims.data import ImageDataset, load_digits_dataset, partition_iid
-from sims.federated import FedConfig, evaluate, run_federated
-from sims.fl import client_update
+from sims.data.datasets import ImageDataset, load_digits_dataset
+from sims.data.partition import partition_iid
+from sims.fl.client import client_update
+from sims.fl.server import FedConfig, evaluate, run_federated
 from sims.models import conv_net
-from sims.schemes import PruneFL, RandomPruning, build_scheme
+from sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ class _Recorder:
 
 @pytest.mark.parametrize("scheme_name", ["random", "prunefl", "snip"])
 def test_one_client_one_round_is_the_single_round_update(digits, scheme_name):
-    """FL with N = 1 client, T = 1, E = 1 (FedSGD) equals sims.fl.client_update exactly."""
+    """FL with N = 1 client, T = 1, E = 1 (FedSGD) equals sims.fl.client.client_update exactly."""
     train, test, _ = digits
     model = _model(activation="sigmoid")
     clients = [np.arange(40)]

@@ -6,9 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from sims.fl import batch_gradient, client_update
+from sims.core.functional import batch_gradient
+from sims.fl.client import client_update
 from sims.models import conv_net
-from sims.pruning import random_mask
+from sims.pruning.mask import random_mask
 
 
 @pytest.fixture(scope="module")

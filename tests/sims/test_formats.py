@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from sims.data import (
+from sims.data.datasets import (
     available_datasets,
     load_cifar10,
     load_dataset,
     load_femnist,
     load_mnist,
     load_train_test,
-    partition_by_client,
 )
-from sims.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_idx
+from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_idx
+from sims.data.partition import partition_by_client
 
 
 def _idx_bytes(array: np.ndarray, magic: int) -> bytes:

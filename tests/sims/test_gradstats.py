@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 import torch
 
-from sims.fl import batch_gradient
-from sims.gradstats import (
+from sims.core.functional import batch_gradient
+from sims.core.gradstats import (
     GradientStatistics,
     gradient_statistics,
     gram_log_pseudo_determinant,
     per_sample_gradients,
 )
 from sims.models import conv_net
-from sims.pruning import random_mask
+from sims.pruning.mask import random_mask
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_gram_rtol_cuts_the_spectrum():
 
 
 def test_gram_is_chunk_invariant(monkeypatch):
-    import sims.gradstats as gradstats
+    import sims.core.gradstats as gradstats
 
     g = torch.from_numpy(np.random.default_rng(3).normal(size=(5, 101)))
     whole = gram_log_pseudo_determinant(g)

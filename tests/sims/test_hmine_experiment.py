@@ -8,6 +8,8 @@ import torch
 from scipy.special import comb
 
 from estimators.mine import DVTrainingConfig
+from sims.core.functional import batch_gradient
+from sims.core.store import ResultStore
 from sims.experiments import hmine
 from sims.experiments.hmine import (
     HMineExperimentConfig,
@@ -18,8 +20,6 @@ from sims.experiments.hmine import (
     sample_batch_gradients,
     tabular_logistic_regression,
 )
-from sims.fl import batch_gradient
-from sims.store import ResultStore
 
 TINY = HMineExperimentConfig(
     client_size=40,

@@ -9,7 +9,8 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from sims.data import load_digits_dataset
+from sims.core.store import ResultStore
+from sims.data.datasets import load_digits_dataset
 from sims.experiments import identifiability as ident
 from sims.experiments.identifiability import (
     IdentifiabilityConfig,
@@ -20,7 +21,6 @@ from sims.experiments.identifiability import (
     resized_digits,
     run_identifiability,
 )
-from sims.store import ResultStore
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from sims.models import conv_net
-from sims.pruning import Mask, magnitude_mask, prunable_names, random_mask
+from sims.pruning.mask import Mask, magnitude_mask, prunable_names, random_mask
 
 
 @pytest.fixture(scope="module")

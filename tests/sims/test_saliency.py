@@ -7,7 +7,12 @@ import torch
 from torch import nn
 
 from sims.models import ConvNet, conv_net
-from sims.saliency import grasp_scores, hessian_gradient_product, snip_scores, synflow_scores
+from sims.pruning.saliency import (
+    grasp_scores,
+    hessian_gradient_product,
+    snip_scores,
+    synflow_scores,
+)
 
 
 @pytest.fixture(scope="module")

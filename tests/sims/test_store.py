@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from sims.store import ResultStore
+from sims.core.store import ResultStore
 
 
 def test_append_then_read_back(tmp_path):

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from bounds import priprune
-from sims import sweep as sweep_module
 from sims.cli.sweep import main as sweep_main
-from sims.store import ResultStore
-from sims.sweep import (
+from sims.core.store import ResultStore
+from sims.sweep import jobs as sweep_module
+from sims.sweep.jobs import (
     SWEEP_DIR,
     AttackJob,
     SweepConfig,

@@ -6,10 +6,10 @@ import pytest
 
 from sims import cli
 from sims.cli import train as train_cli
+from sims.core.store import ResultStore
 from sims.experiments import train as train_module
 from sims.experiments.train import TrainConfig, run_training
-from sims.federated import FedConfig
-from sims.store import ResultStore
+from sims.fl.server import FedConfig
 
 SMALL = {
     "model_options": (("width", 4), ("hidden", 16)),

@@ -3,7 +3,7 @@
 PriPrune (arXiv:2310.19958, Algorithm 1 "Pruning in FL under Privacy Attacks"): the
 server initialises ``w^0``; in each round ``t = 1..T`` it broadcasts ``(w^{t-1},
 m^{t-1})``, each participating user runs UserUpdate (``E`` local epochs of eq. (1),
-:func:`sims.fl.local_sgd`) under its mask ``m_i^t`` and returns ``w_hat_i^t``; the
+:func:`sims.fl.client.local_sgd`) under its mask ``m_i^t`` and returns ``w_hat_i^t``; the
 honest-but-curious server may attack a target user's update (lines 7-9); and it
 aggregates ``w^t <- (sum_i |D_i| / |D| w_hat_i^t) ⊙ m^t`` (line 11).
 
@@ -23,9 +23,9 @@ What this module adds to the paper's description (each point a reading of it):
   FedDST) line 11's plain sum would shrink every weight by the fraction of clients that
   pruned it, so we follow FedDST's "average over the clients that keep it". The scheme
   then sets the server mask ``m^t`` from the aggregate and the union of client masks
-  (:meth:`sims.schemes.PruningScheme.server_mask`).
+  (:meth:`sims.pruning.schemes.PruningScheme.server_mask`).
 * Server-side pruning at initialisation: ``w^0 <- m^0 ⊙ w^0`` with ``m^0`` from
-  :meth:`~sims.schemes.PruningScheme.initial_mask` on up to ``init_batch_size`` samples
+  :meth:`~sims.pruning.schemes.PruningScheme.initial_mask` on up to ``init_batch_size`` samples
   of client 0 (FedDST's code prunes with its first client's data).
 * The attack hook: ``on_target_update(round, client_id, global_params, sent_params,
   mask, batch)`` is called for each target client's update as the server receives it
@@ -54,10 +54,10 @@ from tqdm.auto import tqdm
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import resolve_device
-from sims.data import ImageDataset
-from sims.fl import local_sgd
-from sims.pruning import Mask
-from sims.schemes import PruningScheme
+from sims.data.datasets import ImageDataset
+from sims.fl.client import local_sgd
+from sims.pruning.mask import Mask
+from sims.pruning.schemes import PruningScheme
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ def run_federated(
     Args:
         model: the architecture; its parameters are ``w^0`` (a copy moves to ``device``;
             the model itself is never modified).
-        scheme: a fresh base pruning scheme (:mod:`sims.schemes`); it keeps state.
+        scheme: a fresh base pruning scheme (:mod:`sims.pruning.schemes`); it keeps state.
         train: the training data; ``clients[i]`` are the indices of client ``i``'s data.
         clients: one non-empty index array per client (``sims.data.partition_*``).
         test: held-out data for the accuracy of the global model.

@@ -23,8 +23,8 @@ from torch.func import grad, vmap
 
 from bounds.priprune import delta_from_log_pseudo_det
 from bounds.validation import check_real
-from sims.fl import batch_loss, check_batch
-from sims.pruning import Mask
+from sims.core.functional import batch_loss, check_batch
+from sims.pruning.mask import Mask
 
 # Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
 # memory of the Gram accumulation to about 2**25 float64 numbers (256 MiB).

@@ -6,7 +6,7 @@ overrides some fields of the base and expands the Cartesian product of its list-
 fields; a grid may name the ``panel`` of the figure it feeds (``"p"``, ``"B"``, ``"d"``,
 ``"T"``, ``"attacks"`` ...). The union of all grids, without repeats, is the list of
 :class:`AttackJob` s. :func:`run_sweep` runs every job not yet in the
-:class:`sims.store.ResultStore` and appends one record per finished job, keyed by the
+:class:`sims.core.store.ResultStore` and appends one record per finished job, keyed by the
 job's fingerprint (so a job shared by several panels, or by several sweeps, runs once,
 and a killed sweep resumes where it stopped). The same code serves ``pruneleak sweep
 CONFIG.toml`` (:mod:`sims.cli.sweep`) and the notebooks.
@@ -14,9 +14,9 @@ CONFIG.toml`` (:mod:`sims.cli.sweep`) and the notebooks.
 One job (:func:`run_job`) is one FL run and the attacks on it:
 
 1. the data set is split IID over ``num_clients`` clients; a model (:mod:`sims.models`)
-   is initialised from ``seed``; the base pruning scheme (:mod:`sims.schemes`) prunes
+   is initialised from ``seed``; the base pruning scheme (:mod:`sims.pruning.schemes`) prunes
    it at rate ``p``;
-2. ``rounds`` (T) rounds of FedSGD (:func:`sims.federated.run_federated`, batch size
+2. ``rounds`` (T) rounds of FedSGD (:func:`sims.fl.server.run_federated`, batch size
    B, ``local_steps`` local steps, client lr 0.25); the server keeps every upload of
    the target clients ``0 .. targets - 1``;
 3. every kept upload is attacked by SGI or GI (:mod:`sims.attacks`), all of them in one
@@ -38,8 +38,6 @@ With T = 1 both are the single-round leakage. The per-upload values are kept too
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import os
@@ -55,15 +53,17 @@ from tqdm.auto import tqdm
 
 from bounds import priprune
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
+from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
-from sims.data import available_datasets, load_train_test, partition_iid
-from sims.federated import FedConfig, run_federated
-from sims.gradstats import gradient_statistics
+from sims.core.gradstats import gradient_statistics
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import available_datasets, load_train_test
+from sims.data.partition import partition_iid
+from sims.fl.server import FedConfig, run_federated
 from sims.models import available_models, build_model, count_parameters
-from sims.schemes import available_schemes, build_scheme
-from sims.store import ResultStore
+from sims.pruning.schemes import available_schemes, build_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ _MODEL_OPTIONS = {
     "logreg": (),
 }
 #: The example sweep files of the checkout (``quick_digits.toml``, ``paper_*.toml``).
-SWEEP_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "sweeps"
+SWEEP_DIR = Path(__file__).resolve().parent / "configs"
 # Fields that do not change a job's numbers (left out of its fingerprint).
 _NOT_FINGERPRINTED = ("device", "data_dir", "attack_chunk")
 
@@ -96,7 +96,7 @@ class AttackJob:
             ``pooling`` go to the models that take them. The defaults are
             :data:`sims.attacks.DIGITS_ATTACK_MODEL` (twice differentiable, as DLG-style
             attacks need).
-        scheme: base pruning scheme (:func:`sims.schemes.available_schemes`) at rate
+        scheme: base pruning scheme (:func:`sims.pruning.schemes.available_schemes`) at rate
             ``p`` in [0, 1]; ``readjust_every`` for FedDST / PruneFL (None: their
             defaults); ``synflow_iterations``: SynFlow's scoring rounds (its paper: 100).
         batch_size: B >= 1; rounds: T >= 1; local_steps: local FedSGD steps E >= 1.
@@ -183,7 +183,7 @@ class AttackJob:
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
+        check_device(self.device, func=func)
         self.attack_config()  # validates the attack fields
 
     def attack_config(self, *, seed: int | None = None) -> AttackConfig:
@@ -209,8 +209,7 @@ class AttackJob:
 
     def fingerprint(self) -> str:
         """Hash of every field that changes the numbers: the job's key in a store."""
-        values = {k: v for k, v in asdict(self).items() if k not in _NOT_FINGERPRINTED}
-        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
+        return fingerprint(asdict(self), exclude=_NOT_FINGERPRINTED)
 
 
 JOB_FIELDS = tuple(f.name for f in fields(AttackJob))
@@ -418,8 +417,7 @@ def run_job(job: AttackJob) -> dict:
     device = resolve_device(job.device)
     train, test = load_train_test(job.dataset, job.data_dir, seed=job.seed)
     clients = partition_iid(len(train), job.num_clients, seed=job.seed)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(job.seed)
+    with seeded(job.seed):
         model = build_model(
             job.model,
             image_shape=train.image_shape,

@@ -3,7 +3,7 @@
 Each function returns ``{name: score}`` for the prunable weights (``ndim >= 2``) of a
 model evaluated functionally at ``params`` (the model object is never mutated); a
 higher score means more worth keeping, except for GraSP, whose published rule prunes the
-*highest* scores (see :func:`grasp_scores`). :func:`sims.pruning.mask_from_scores`
+*highest* scores (see :func:`grasp_scores`). :func:`sims.pruning.mask.mask_from_scores`
 turns scores into a mask.
 
 * SNIP (Lee, Ajanthan and Torr 2019, arXiv:1810.02340, eq. (6)): connection
@@ -26,8 +26,8 @@ from torch import nn
 from torch.func import functional_call, grad, jvp
 
 from bounds.validation import check_real
-from sims.fl import check_batch
-from sims.pruning import prunable_names
+from sims.core.functional import check_batch
+from sims.pruning.mask import prunable_names
 
 
 def _split(params: Mapping[str, torch.Tensor]) -> tuple[dict, dict]:

@@ -2,7 +2,7 @@
 
 An honest-but-curious server holds the global weights ``w`` it broadcast and the pruned
 weights ``w_hat = m ⊙ (w - lr * g)`` a client sent back after one FedSGD step
-(PriPrune, arXiv:2310.19958, eq. (1); :func:`sims.fl.client_update`). It searches for a
+(PriPrune, arXiv:2310.19958, eq. (1); :func:`sims.fl.client.client_update`). It searches for a
 batch of images whose gradient matches the gradient the update reveals.
 
 * :func:`sgi_attack` -- Sparse Gradient Inversion (PriPrune Algorithm 2): recover the
@@ -66,7 +66,8 @@ the 144 conv weights and hardly sees the image; when the gradient is taken at th
 ``w`` (``gradient_at="dense"``) the kept coordinates identify the image up to
 p = 0.998 (see :mod:`sims.experiments.identifiability`).
 
-The client's loss is assumed to be the mean cross-entropy of :func:`sims.fl.batch_gradient`
+The client's loss is assumed to be the mean cross-entropy of
+:func:`sims.core.functional.batch_gradient`
 (soft targets for jointly optimised labels) and the model free of batch statistics
 (no BatchNorm), so the dummy gradient is a pure function of (params, images, labels)
 built with ``torch.func.functional_call`` and ``torch.func.grad``, ready for ``vmap``.
@@ -95,13 +96,10 @@ Deviations from PriPrune Algorithm 2 as published (line numbers of arXiv:2310.19
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import logging
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import torch
@@ -109,8 +107,9 @@ from torch import nn
 from torch.func import functional_call, grad, grad_and_value, vmap
 
 from bounds.validation import check_choice, check_int, check_real
-from estimators.device import resolve_device
-from sims.pruning import Mask, prunable_names
+from estimators.device import check_device, resolve_device
+from sims.attacks.priors import total_variation
+from sims.pruning.mask import Mask, prunable_names
 
 logger = logging.getLogger(__name__)
 
@@ -201,12 +200,6 @@ class AttackConfig:
             default). Ignored by L-BFGS.
         seed: seed of the random initialisation, >= 0.
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ...
-        cpu_threads: torch intra-op threads while an attack runs on the CPU (restored
-            afterwards; process-wide, so do not run attacks from several Python threads
-            at once), >= 1, or None to leave torch's setting. The default 1 suits small
-            models, whose operations are too small to split: on the digits model one
-            thread took 0.47 s of CPU per B = 1 attack, two threads 3.3 s (2-core host
-            shared with other jobs). Parallelise over attacks (processes) instead.
     """
 
     loss: str = "l2"
@@ -220,7 +213,6 @@ class AttackConfig:
     signed_gradients: bool = False
     seed: int = 0
     device: str = "auto"
-    cpu_threads: int | None = 1
 
     def __post_init__(self) -> None:
         func = "AttackConfig"
@@ -238,9 +230,7 @@ class AttackConfig:
                     f"Got {getattr(self, name)!r} instead."
                 )
         check_int("seed", self.seed, func=func, low=0)
-        resolve_device(self.device)
-        if self.cpu_threads is not None:
-            check_int("cpu_threads", self.cpu_threads, func=func, low=1)
+        check_device(self.device, func=func)
 
     @classmethod
     def dlg(cls, **overrides) -> AttackConfig:
@@ -409,13 +399,6 @@ def idlg_label(
 # --------------------------------------------------------------------------- objective
 
 
-def _total_variation(images: torch.Tensor) -> torch.Tensor:
-    """Anisotropic TV with means, as in Geiping et al.'s reference implementation."""
-    dx = (images[..., :, 1:] - images[..., :, :-1]).abs().mean()
-    dy = (images[..., 1:, :] - images[..., :-1, :]).abs().mean()
-    return dx + dy
-
-
 def _image_map(config: AttackConfig):
     """Variables to images: ``sigmoid`` for boxed L-BFGS (the box as a reparametrisation),
     else the identity (Adam projects instead)."""
@@ -468,7 +451,7 @@ def _objective(model: nn.Module, config: AttackConfig, *, local_steps: int, clie
         dot = sum((g[n] * target[n]).sum() for n in names)
         dummy_energy = sum((g[n] * g[n]).sum() for n in names)
         matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
-        return matching + config.tv_weight * _total_variation(images), matching
+        return matching + config.tv_weight * total_variation(images), matching
 
     return objective
 
@@ -772,51 +755,6 @@ def _lbfgs_backtracking(step_fn, variables: list[torch.Tensor], config: AttackCo
     return parts, iterations
 
 
-# glibc mallopt parameters (malloc.h) and the values set by _keep_freed_cpu_memory.
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD_BYTES = 32 * 2**20  # glibc's largest allowed value on 64-bit
-_TRIM_THRESHOLD_BYTES = 2**30
-
-
-@functools.cache
-def _keep_freed_cpu_memory() -> bool:
-    """Let glibc keep freed blocks of up to 32 MiB in the heap (and up to 1 GiB of free
-    heap before returning it to the OS). Process-wide, set once; True when applied.
-
-    An attack iteration allocates and frees the same tensors every step. glibc serves
-    blocks above its mmap threshold (128 KiB, raised dynamically) with fresh pages and
-    trims the heap top after frees, so every iteration page-faults its large tensors
-    again: on the digits model with 16 batched attacks (1.6 MB per gradient tensor)
-    that was 45 % of the step (6.5 ms, 3.6 ms without). Smaller tensors (one attack)
-    stay in the heap anyway. Not glibc (macOS, musl): nothing is changed.
-    """
-    try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    applied = mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES) == 1
-    return mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_BYTES) == 1 and applied
-
-
-@contextmanager
-def intra_op_threads(device: torch.device, threads: int | None):
-    """Set torch's intra-op thread count on CPU for the duration of the block (and
-    :func:`_keep_freed_cpu_memory` once)."""
-    previous = torch.get_num_threads()
-    change = device.type == "cpu" and threads is not None and threads != previous
-    if device.type == "cpu":
-        _keep_freed_cpu_memory()
-    if change:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        if change:
-            torch.set_num_threads(previous)
-
-
 def _single_as_stacked(step_fn):
     """``step_fn`` of one problem as a step function of N = 1 stacked problems."""
 
@@ -897,29 +835,28 @@ def invert_gradient(
 
     generator = torch.Generator().manual_seed(config.seed)
     best = None
-    with intra_op_threads(device, config.cpu_threads):
-        for restart in range(config.restarts):
-            variables = _initial_variables(generator, batch_shape, num_classes, config)
-            variables = [v.to(device, problem.onehot.dtype) for v in variables]
-            if config.optimizer == "lbfgs":
-                variables = [v.requires_grad_(True) for v in variables]
-                iterations = _lbfgs(step_fn, variables, config)
-                variables = [v.detach() for v in variables]
-            elif config.optimizer == "lbfgs_backtracking":
-                stacked, done = _lbfgs_backtracking(
-                    _single_as_stacked(step_fn), [v.unsqueeze(0) for v in variables], config
-                )
-                variables, iterations = [v[0] for v in stacked], int(done[0])
-            else:
-                variables = _adam(step_fn, variables, config)
-                iterations = config.iterations
-            final = float(objective(variables, *args)[1])
-            logger.debug(
-                "restart %d: matching loss %.3e after %d iterations", restart, final, iterations
+    for restart in range(config.restarts):
+        variables = _initial_variables(generator, batch_shape, num_classes, config)
+        variables = [v.to(device, problem.onehot.dtype) for v in variables]
+        if config.optimizer == "lbfgs":
+            variables = [v.requires_grad_(True) for v in variables]
+            iterations = _lbfgs(step_fn, variables, config)
+            variables = [v.detach() for v in variables]
+        elif config.optimizer == "lbfgs_backtracking":
+            stacked, done = _lbfgs_backtracking(
+                _single_as_stacked(step_fn), [v.unsqueeze(0) for v in variables], config
             )
-            score = final if math.isfinite(final) else math.inf
-            if best is None or score < best[0]:
-                best = (score, final, iterations, variables)
+            variables, iterations = [v[0] for v in stacked], int(done[0])
+        else:
+            variables = _adam(step_fn, variables, config)
+            iterations = config.iterations
+        final = float(objective(variables, *args)[1])
+        logger.debug(
+            "restart %d: matching loss %.3e after %d iterations", restart, final, iterations
+        )
+        score = final if math.isfinite(final) else math.inf
+        if best is None or score < best[0]:
+            best = (score, final, iterations, variables)
     _, final, iterations, variables = best
     if not math.isfinite(final):
         logger.warning("%s: every restart diverged (matching loss %s)", func, final)
@@ -1065,14 +1002,13 @@ def invert_gradient_batched(
     variables = [
         torch.stack([v[j] for v in initial]).to(device, dtype) for j in range(len(initial[0]))
     ]
-    with intra_op_threads(device, config.cpu_threads):
-        step_fn = lambda v: gradient_and_value(v, *args)  # noqa: E731
-        if config.optimizer == "adam":
-            variables = _adam(step_fn, variables, config)
-            done = torch.full((count * restarts,), config.iterations)
-        else:
-            variables, done = _lbfgs_backtracking(step_fn, variables, config)
-        final = evaluate(variables, *args)[1].reshape(count, restarts)
+    step_fn = lambda v: gradient_and_value(v, *args)  # noqa: E731
+    if config.optimizer == "adam":
+        variables = _adam(step_fn, variables, config)
+        done = torch.full((count * restarts,), config.iterations)
+    else:
+        variables, done = _lbfgs_backtracking(step_fn, variables, config)
+    final = evaluate(variables, *args)[1].reshape(count, restarts)
     variables = [v.reshape(count, restarts, *v.shape[1:]) for v in variables]
     done = done.reshape(count, restarts).cpu()
     scores = torch.where(torch.isfinite(final), final, torch.full_like(final, math.inf))
@@ -1149,7 +1085,7 @@ def sgi_attack(
     2. target ``m_rec ⊙ (w - w_hat) / lr`` by :func:`pseudo_gradient` (line 4);
     3. :func:`invert_gradient` with the loss restricted to ``m_rec`` (lines 5-8), the
        dummy gradient taken at ``m_rec ⊙ w`` (``gradient_at="masked"``, where
-       :func:`sims.fl.client_update` takes it by default), at ``w`` (``"dense"``, for a
+       :func:`sims.fl.client.client_update` takes it by default), at ``w`` (``"dense"``, for a
        client that trains densely) or at ``w_hat`` (``"sent"``, as published).
 
     Exact for one FedSGD step. With ``local_steps`` > 1 (the client's local epochs on

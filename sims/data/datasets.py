@@ -4,7 +4,7 @@ An :class:`ImageDataset` holds the whole data set on CPU as float32 images in [0
 (shape ``(N, C, H, W)``) and int64 labels. Loaders are registered by name in
 ``_LOADERS``; a new data set is one loader function plus one registry line. Built in:
 the embedded scikit-learn ``digits`` and, from files in their standard formats
-(:mod:`sims.formats`), ``mnist`` (IDX), ``cifar10`` (python batches) and ``femnist``
+(:mod:`sims.data.formats`), ``mnist`` (IDX), ``cifar10`` (python batches) and ``femnist``
 (LEAF JSON, with its writers as ``client_ids``); :func:`load_train_test` uses the
 official test split where one exists.
 
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from bounds.validation import check_choice, check_int, check_real
-from sims import formats
+from sims.data import formats
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def _uint8_images(images: np.ndarray) -> torch.Tensor:
 
 
 def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
-    """MNIST from its IDX files in ``data_dir`` (see :func:`sims.formats.read_mnist_split`):
+    """MNIST from its IDX files in ``data_dir`` (see :func:`sims.data.formats.read_mnist_split`):
     1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
     "test" (10,000)."""
     check_choice("split", split, func="load_mnist", choices=("train", "test"))
@@ -198,7 +198,7 @@ def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDatase
 
 def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
     """CIFAR-10 from its python batches in ``data_dir`` (see
-    :func:`sims.formats.read_cifar10_split`): 3x32x32 images scaled to [0, 1] by /255,
+    :func:`sims.data.formats.read_cifar10_split`): 3x32x32 images scaled to [0, 1] by /255,
     10 classes; ``split`` is "train" (50,000) or "test" (10,000)."""
     check_choice("split", split, func="load_cifar10", choices=("train", "test"))
     images, labels = formats.read_cifar10_split(data_dir, split)
@@ -211,7 +211,7 @@ def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageData
 
 
 def load_femnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
-    """LEAF FEMNIST from its JSON files (see :func:`sims.formats.read_femnist_split`):
+    """LEAF FEMNIST from its JSON files (see :func:`sims.data.formats.read_femnist_split`):
     1x28x28 images as stored by LEAF (values in [0, 1]), 62 classes, and ``client_ids``
     keeping LEAF's writer-to-client partition (PriPrune uses LEAF's 193-writer sample,
     Experimental Setup)."""
@@ -278,93 +278,14 @@ def load_train_test(
     return train.train_test_split(test_fraction, seed)
 
 
-def partition_iid(num_samples: int, num_clients: int, *, seed: int) -> list[np.ndarray]:
-    """Split ``range(num_samples)`` into ``num_clients`` random parts of near-equal size.
-
-    Returns a list of sorted int64 index arrays; part sizes differ by at most one.
-    """
-    func = "partition_iid"
-    num_samples = check_int("num_samples", num_samples, func=func, low=1)
-    num_clients = check_int("num_clients", num_clients, func=func, low=1, high=num_samples)
-    rng = np.random.default_rng(check_int("seed", seed, func=func, low=0))
-    parts = np.array_split(rng.permutation(num_samples), num_clients)
-    return [np.sort(part).astype(np.int64) for part in parts]
-
-
-def partition_dirichlet(
-    labels, num_clients: int, *, alpha: float, seed: int, min_size: int = 1
-) -> list[np.ndarray]:
-    """Dirichlet label-skew partition (Hsu et al. 2019, arXiv:1909.06335).
-
-    For each class, proportions ``q ~ Dirichlet(alpha * 1_K)`` over the ``K = num_clients``
-    clients split that class's (shuffled) samples. As in the widely used reference
-    implementation (Wang et al. 2020, FedMA), a client that already holds ``N / K``
-    samples gets no more of the next classes, which keeps sizes from running away. The
-    whole draw is repeated until every client holds at least ``min_size`` samples
-    (at most 1000 draws, then RuntimeError).
-
-    Args:
-        labels: 1-D integer array-like of length N.
-        num_clients: number of clients K, ``1 <= K`` and ``K * min_size <= N``.
-        alpha: concentration, > 0; small means skewed, large means close to IID.
-        seed: seed of the numpy generator.
-        min_size: smallest allowed client size, >= 1.
-
-    Returns:
-        List of K sorted int64 index arrays that together cover ``range(N)`` exactly once.
-    """
-    func = "partition_dirichlet"
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(
-            f"The 'labels' parameter of {func} must be a non-empty 1-D integer array. "
-            f"Got shape {labels.shape} and dtype {labels.dtype} instead."
-        )
-    n = labels.size
-    min_size = check_int("min_size", min_size, func=func, low=1)
-    num_clients = check_int("num_clients", num_clients, func=func, low=1, high=n // min_size)
-    alpha = check_real("alpha", alpha, func=func, low=0, low_inclusive=False)
-    rng = np.random.default_rng(check_int("seed", seed, func=func, low=0))
-    classes = np.unique(labels)
-    for _ in range(_MAX_DIRICHLET_DRAWS):
-        parts: list[list[np.ndarray]] = [[] for _ in range(num_clients)]
-        sizes = np.zeros(num_clients, dtype=np.int64)
-        for k in classes:
-            members = rng.permutation(np.flatnonzero(labels == k))
-            q = rng.dirichlet(np.full(num_clients, alpha))
-            eligible = sizes < n / num_clients
-            q = q * eligible
-            if q.sum() == 0:  # a tiny alpha can leave all eligible mass in underflow
-                q = eligible.astype(float)
-            q = q / q.sum()
-            cuts = (np.cumsum(q) * members.size).astype(np.int64)[:-1]
-            for client, chunk in enumerate(np.split(members, cuts)):
-                parts[client].append(chunk)
-                sizes[client] += chunk.size
-        if sizes.min() >= min_size:
-            return [np.sort(np.concatenate(p)).astype(np.int64) for p in parts]
-    raise RuntimeError(
-        f"partition_dirichlet found no partition with every client holding >= {min_size} "
-        f"samples in {_MAX_DIRICHLET_DRAWS} draws (alpha={alpha}, num_clients={num_clients}, "
-        f"N={n}); raise alpha or lower num_clients."
+def resize_images(images: torch.Tensor, size: int) -> torch.Tensor:
+    """``(N, C, H, W)`` images in [0, 1] resized to ``(N, C, size, size)``: bilinear with
+    antialiasing (which only matters when shrinking), clamped back to [0, 1]. Returns the
+    input itself when it already has that size."""
+    size = check_int("size", size, func="resize_images", low=1)
+    if tuple(images.shape[-2:]) == (size, size):
+        return images
+    resized = torch.nn.functional.interpolate(
+        images, size=(size, size), mode="bilinear", antialias=True, align_corners=False
     )
-
-
-def partition_by_client(client_ids) -> list[np.ndarray]:
-    """The natural partition: one sorted index array per client id ``0 .. K-1``
-    (FEMNIST's writers). Every id in that range must occur."""
-    ids = np.asarray(client_ids)
-    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0:
-        raise ValueError(
-            "The 'client_ids' parameter of partition_by_client must be a non-empty 1-D array "
-            f"of non-negative integers. Got shape {ids.shape} and dtype {ids.dtype} instead."
-        )
-    counts = np.bincount(ids)
-    if (counts == 0).any():
-        missing = int(np.flatnonzero(counts == 0)[0])
-        raise ValueError(
-            "The 'client_ids' parameter of partition_by_client must use every id in "
-            f"0..{counts.size - 1}. Got no sample for id {missing} instead."
-        )
-    order = np.argsort(ids, kind="stable")
-    return [part.astype(np.int64) for part in np.split(order, np.cumsum(counts)[:-1])]
+    return resized.clamp(0.0, 1.0)

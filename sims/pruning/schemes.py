@@ -20,7 +20,7 @@ PruneFL    magnitude-based       iterative   yes        yes
 scheme follows its own publication (and, where the paper is silent, its authors' code);
 the choices are in each class's docstring.
 
-A scheme is driven by the FL loop (:func:`sims.federated.run_federated`) through these
+A scheme is driven by the FL loop (:func:`sims.fl.server.run_federated`) through these
 hooks, all of which default to "keep the mask":
 
 1. :meth:`PruningScheme.initial_mask` -- the server's mask ``m^0`` before round 1,
@@ -51,8 +51,8 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice, check_int, check_real
-from sims.fl import batch_gradient
-from sims.pruning import (
+from sims.core.functional import batch_gradient
+from sims.pruning.mask import (
     Mask,
     erk_keep_counts,
     mask_from_scores,
@@ -60,7 +60,7 @@ from sims.pruning import (
     random_mask,
     uniform_keep_counts,
 )
-from sims.saliency import grasp_scores, snip_scores, synflow_scores
+from sims.pruning.saliency import grasp_scores, snip_scores, synflow_scores
 
 Params = Mapping[str, torch.Tensor]
 

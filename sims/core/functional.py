@@ -1,0 +1,86 @@
+"""Functional loss and gradient of a model on one batch, and the batch checks they share.
+
+The model is called through ``torch.func.functional_call`` with an explicit parameter
+dict, so every helper is a pure function of (params, images, labels): the client update
+(:mod:`sims.fl.client`), the saliency scores (:mod:`sims.pruning.saliency`), the
+per-sample gradient statistics (:mod:`sims.core.gradstats`) and the attacks all
+differentiate the same loss, the mean cross-entropy of the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad
+
+
+def check_batch(model: nn.Module, images, labels, *, func: str) -> None:
+    """Raise ValueError unless ``images`` is a finite float ``(B, C, H, W)`` batch matching
+    ``model.input_shape`` (when the model records one), B >= 1, and ``labels`` is an
+    integer ``(B,)`` tensor of classes in ``[0, model.num_classes)`` (when recorded)."""
+    if not isinstance(images, torch.Tensor) or not images.is_floating_point():
+        raise ValueError(
+            f"The 'images' parameter of {func} must be a floating-point torch.Tensor. "
+            f"Got {type(images).__name__} {getattr(images, 'dtype', '')} instead."
+        )
+    expected = getattr(model, "input_shape", None)
+    if (
+        images.ndim != 4
+        or images.shape[0] < 1
+        or (expected is not None and tuple(images.shape[1:]) != tuple(expected))
+    ):
+        want = "(B, C, H, W)" if expected is None else f"(B, {', '.join(map(str, expected))})"
+        raise ValueError(
+            f"The 'images' parameter of {func} must have shape {want} with B >= 1. "
+            f"Got shape {tuple(images.shape)} instead."
+        )
+    if not bool(torch.isfinite(images).all()):
+        raise ValueError(
+            f"The 'images' parameter of {func} must contain only finite values. "
+            f"Got {int((~torch.isfinite(images)).sum())} NaN or infinite entries instead."
+        )
+    if (
+        not isinstance(labels, torch.Tensor)
+        or labels.dtype not in (torch.int64, torch.int32)
+        or tuple(labels.shape) != (images.shape[0],)
+    ):
+        raise ValueError(
+            f"The 'labels' parameter of {func} must be an integer tensor of shape "
+            f"({images.shape[0]},). Got {type(labels).__name__} "
+            f"{tuple(getattr(labels, 'shape', ()))} {getattr(labels, 'dtype', '')} instead."
+        )
+    num_classes = getattr(model, "num_classes", None)
+    if num_classes is not None and (labels.min() < 0 or labels.max() >= num_classes):
+        raise ValueError(
+            f"The 'labels' parameter of {func} must be in [0, {num_classes - 1}]. "
+            f"Got range [{int(labels.min())}, {int(labels.max())}] instead."
+        )
+
+
+def batch_loss(
+    model: nn.Module, params: Mapping[str, torch.Tensor], images: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
+    """Mean cross-entropy of ``model`` evaluated with ``params`` (``functional_call``; the
+    model is not mutated), a 0-d tensor differentiable in ``params`` and ``images``.
+    Inputs are not validated: this is the inner function of gradients and attacks."""
+    logits = functional_call(model, params, (images,))
+    return nn.functional.cross_entropy(logits, labels)
+
+
+def detached(params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A new dict of the same tensors cut from autograd (no copy of the data)."""
+    return {name: t.detach() for name, t in params.items()}
+
+
+def batch_gradient(
+    model: nn.Module, params: Mapping[str, torch.Tensor], images, labels
+) -> dict[str, torch.Tensor]:
+    """Gradient of the mean cross-entropy over the batch at ``params`` (model not mutated).
+
+    This is PriPrune's ``x_i^t = (1/B) sum_b g_i(w, b)`` (Section "Theoretical analysis",
+    eq. (3)), returned as ``{name: tensor}`` in ``params``' order.
+    """
+    check_batch(model, images, labels, func="batch_gradient")
+    return grad(lambda p: batch_loss(model, p, images, labels))(detached(params))

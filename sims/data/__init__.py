@@ -1,0 +1,30 @@
+"""Image data sets (embedded digits and local files in their standard formats) and their
+split across federated-learning clients."""
+
+from sims.data.datasets import (
+    ImageDataset,
+    available_datasets,
+    load_cifar10,
+    load_dataset,
+    load_digits_dataset,
+    load_femnist,
+    load_mnist,
+    load_train_test,
+    resize_images,
+)
+from sims.data.partition import partition_by_client, partition_dirichlet, partition_iid
+
+__all__ = [
+    "ImageDataset",
+    "available_datasets",
+    "load_cifar10",
+    "load_dataset",
+    "load_digits_dataset",
+    "load_femnist",
+    "load_mnist",
+    "load_train_test",
+    "partition_by_client",
+    "partition_dirichlet",
+    "partition_iid",
+    "resize_images",
+]

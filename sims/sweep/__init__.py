@@ -1,0 +1,1 @@
+"""Attack-study sweeps: job schema, TOML configs, the resumable runner and its plots."""
