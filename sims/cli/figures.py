@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
-from sims.plots.figures import SCALES, figures_dir, notebook_paths, run_notebook
+from sims.core.scale import SCALES
+from sims.plots.figures import figures_dir, notebook_paths, run_notebook
 
 
 def register(subparsers) -> None:

@@ -88,9 +88,9 @@ from estimators.device import check_device, resolve_device
 from estimators.image import inference_accuracy, phash_similarity, score_reconstruction
 from sims.attacks.priors import total_variation
 from sims.core.runtime import seeded
+from sims.core.scale import SCALES
 from sims.data.datasets import available_datasets, load_train_test, resize_images
 from sims.models import lenet5
-from sims.plots.figures import SCALES
 from sims.pruning.mask import Mask, magnitude_mask
 
 logger = logging.getLogger(__name__)

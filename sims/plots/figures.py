@@ -12,20 +12,12 @@ import os
 from pathlib import Path
 
 from bounds.validation import check_choice
+from sims.core.scale import SCALES
 
 logger = logging.getLogger(__name__)
 
-SCALES = ("quick", "paper")
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = _REPO_ROOT / "notebooks"
-
-
-def current_scale() -> str:
-    """The scale notebooks and experiments run at: ``$PRUNELEAK_SCALE``, default ``quick``."""
-    return check_choice(
-        "PRUNELEAK_SCALE", os.environ.get("PRUNELEAK_SCALE", "quick"),
-        func="current_scale", choices=SCALES,
-    )
 
 
 def figures_dir() -> Path:
