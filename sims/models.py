@@ -118,11 +118,10 @@ def conv_net(
     pixels wide (otherwise it is 'same', padding 1). On 28x28 none of the rules binds.
     On 8x8: Conv-2 maps 8 -> 4 -> 2, Conv-4/6 stay at 2x2.
 
-    Digits attacks: use :data:`sims.attacks.DIGITS_ATTACK_MODEL` (Conv-1, 64 channels,
-    sigmoid, average pooling, hidden 64; 26,474 parameters), on which L-BFGS gradient
-    matching recovers an unpruned 8x8 digit to about 50 dB. A Conv-2 with ``width=8,
-    hidden=64`` (8,234 parameters) inverts poorly: 14 dB (max pooling) to 22 dB (average
-    pooling) after 100 L-BFGS iterations.
+    Digits attacks: use :data:`sims.attacks.DIGITS_ATTACK_MODEL` (Conv-1 with
+    ``width=64``, i.e. 16 conv channels, sigmoid, average pooling; 26,474 parameters),
+    which is twice differentiable and inverts well; a ReLU/max-pool Conv-2 does not (the
+    measured comparison is on the results page).
 
     Args:
         num_conv: number of conv layers k (1, 2, 4, 6 are the paper's; any k >= 1 works).
