@@ -88,6 +88,23 @@ _TIGHT_MIN_ORDER = 1.01
 _CONVERSIONS = ("tight", "classic")
 
 
+# ---------------------------------------------------------------------------------------
+# Formulas typed once, in sympy, and lambdified
+# ---------------------------------------------------------------------------------------
+
+_ALPHA, _DELTA, _LAMBDA = sp.symbols("alpha delta lambda_val", positive=True)
+_T = sp.Symbol("t", nonnegative=True, integer=True)
+# Tight RDP-to-DP conversion term (Canonne et al. 2020 Prop. 12; Fed-LTP eq. 22):
+# epsilon = rdp + this.
+_SYM_TIGHT_CONVERSION = (sp.log(1 / _DELTA) - sp.log(_ALPHA)) / (_ALPHA - 1) + sp.log(
+    1 - 1 / _ALPHA
+)
+# Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
+_SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)
+_tight_conversion = sp.lambdify((_ALPHA, _DELTA), _SYM_TIGHT_CONVERSION, "numpy")
+_rho_v_published = sp.lambdify((_T, _ALPHA, _LAMBDA), _SYM_RHO_V_PUBLISHED, "numpy")
+
+
 def _orders(orders, func):
     return real_array("orders", orders, func=func, low=1, low_inclusive=False)
 
@@ -374,7 +391,7 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion="tight"):
         eps = rdp + math.log(1 / delta) / (orders - 1)
     else:
         with np.errstate(invalid="ignore", over="ignore"):
-            eps = rdp + np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)
+            eps = rdp + _tight_conversion(orders, delta)
         eps = np.where(orders > _TIGHT_MIN_ORDER, eps, np.inf)
         eps = np.where(delta**2 + np.expm1(-rdp) > 0, 0.0, eps)
     idx = int(np.argmin(eps))
@@ -452,7 +469,7 @@ def fedltp_rho_v_published(t, *, lambda_val, alpha):
     t = check_int("t", t, func=func, low=0)
     lam = _noise("lambda_val", lambda_val, func)
     a = _orders(alpha, func)
-    return as_output((t + 1) * a * (a - 1) / (2 * lam**2))
+    return as_output(_rho_v_published(t, a, lam))
 
 
 def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha):
@@ -475,8 +492,7 @@ def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha
     a = _orders(alpha, func)
     rho_s = np.asarray(fedltp_rho_s_published(t, q=q, noise_multiplier=noise_multiplier, alpha=a))
     rho_v = np.asarray(fedltp_rho_v_published(t, lambda_val=lambda_val, alpha=a))
-    conversion = (math.log(1 / delta) - np.log(a)) / (a - 1) + np.log(1 - 1 / a)
-    return as_output(rho_s + rho_v + conversion)
+    return as_output(rho_s + rho_v + _tight_conversion(a, delta))
 
 
 def fedltp_epsilon_published_optimal(
@@ -542,9 +558,9 @@ def fedltp_epsilon_published_expr():
     Symbols: ``t``, ``alpha``, ``q`` (:math:`\tilde q`), ``sigma``, ``lambda_val``, ``delta``
     and the integration variable ``z``.
     """
-    t = sp.Symbol("t", nonnegative=True, integer=True)
     z = sp.Symbol("z", real=True)
-    alpha, q, sigma, lam, delta = sp.symbols("alpha q sigma lambda_val delta", positive=True)
+    q, sigma = sp.symbols("q sigma", positive=True)
+    t, alpha = _T, _ALPHA
 
     def normal(mean):
         return sp.exp(-((z - mean) ** 2) / (2 * sigma**2)) / (sigma * sp.sqrt(2 * sp.pi))
@@ -553,6 +569,4 @@ def fedltp_epsilon_published_expr():
     mu1 = q * normal(1) + (1 - q) * mu0
     expectation = sp.Integral(mu0 * (1 - q + q * mu1 / mu0) ** alpha, (z, -sp.oo, sp.oo))
     rho_s = (t + 1) / (alpha - 1) * sp.log(expectation)
-    rho_v = (t + 1) * alpha * (alpha - 1) / (2 * lam**2)
-    conversion = (sp.log(1 / delta) - sp.log(alpha)) / (alpha - 1) + sp.log(1 - 1 / alpha)
-    return rho_s + rho_v + conversion
+    return rho_s + _SYM_RHO_V_PUBLISHED + _SYM_TIGHT_CONVERSION
