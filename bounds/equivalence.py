@@ -139,6 +139,32 @@ PART2_B1_CONSTANT = 10.0
 _THEOREMS = ("E.1", "E.2")
 _PRUNINGS = ("magnitude", "folded")
 
+# Formulas typed once, in sympy, and lambdified (numeric functions and
+# ``epsilon_dp_theorem_expr`` share them).
+_SIGMA, _SIGMA_A, _M, _D, _DELTA_DP, _GS1 = sp.symbols(
+    "sigma sigma_A m d delta_dp GS_1", positive=True
+)
+
+
+def _sym_lemma_d1(m, d, sigma_a, delta):
+    """Lemma D.1 / D.2: sigma_A m + 4 sigma_A sqrt(m) log^1.5(md/delta)."""
+    return sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * sp.sqrt(m) * sp.log(
+        m * d / delta
+    ) ** sp.Rational(3, 2)
+
+
+def _sym_theorem(theorem, gs1):
+    """Theorems E.1/E.2 as stated: 2 GS_1(f) (m/delta_dp or log(m/delta_dp)) / (sigma sigma_A)."""
+    factor = sp.log(_M / _DELTA_DP) if theorem == "E.2" else _M / _DELTA_DP
+    return THEOREM_E_FACTOR * gs1 * factor / (_SIGMA * _SIGMA_A)
+
+
+_lemma_d1 = sp.lambdify((_M, _D, _SIGMA_A, _DELTA_DP), _sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP))
+_theorem = {
+    theorem: sp.lambdify((_SIGMA, _SIGMA_A, _M, _DELTA_DP, _GS1), _sym_theorem(theorem, _GS1))
+    for theorem in _THEOREMS
+}
+
 
 def _delta_small(name, value, func):
     """Lemmas of Appendix B require a failure probability in (0, 1/10)."""
@@ -377,9 +403,7 @@ def lemma_d1_threshold(m, d, sigma_a, delta):
     d = int_array("d", d, func=func, low=1)
     sigma_a = _positive("sigma_a", sigma_a, func)
     delta = _probability("delta", delta, func)
-    return as_output(
-        sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * np.sqrt(m) * np.log(m * d / delta) ** 1.5
-    )
+    return as_output(_lemma_d1(m, d, sigma_a, delta))
 
 
 def gs1_bound(m, d, sigma_a, delta):
@@ -468,8 +492,7 @@ def _theorem_epsilon(theorem, sigma, sigma_a, m, d, delta_dp, gs1, func):
         gs1 = np.asarray(gs1_bound(m, d, sigma_a, delta_dp))
     else:
         gs1 = _positive("gs1", gs1, func)
-    factor = m / delta_dp if theorem == "E.1" else np.log(m / delta_dp)
-    return as_output(THEOREM_E_FACTOR * gs1 * factor / (sigma * sigma_a))
+    return as_output(_theorem[theorem](sigma, sigma_a, m, delta_dp, gs1))
 
 
 def epsilon_dp_theorem_e1(sigma, sigma_a, m, d, delta_dp, *, gs1=None):
@@ -528,9 +551,7 @@ def epsilon_dp_proof_e2(sigma, sigma_a, a, m, d, delta_dp):
     delta_dp = _probability("delta_dp", delta_dp, func)
     r = a / sigma_a
     floor = PART1_MEAN_CONSTANT * r**2 - PART1_DEVIATION_CONSTANT * r**1.5 * np.log(m / delta_dp)
-    numerator = THEOREM_E_FACTOR * (
-        m + LEMMA_D1_CONSTANT * np.sqrt(m) * np.log(m * d / delta_dp) ** 1.5
-    )
+    numerator = THEOREM_E_FACTOR * _lemma_d1(m, d, 1.0, delta_dp)  # D.2 divided by sigma_A
     with np.errstate(divide="ignore"):
         eps = np.where(floor > 0, numerator / (sigma * np.where(floor > 0, floor, 1.0)), np.inf)
     return as_output(eps)
@@ -623,6 +644,11 @@ def _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a):
     )
 
 
+def _part2_rhs(k, m, delta_ap):
+    """K log^4(m / delta_ap): the right-hand side of Part 2's width condition."""
+    return k * np.log(m / delta_ap) ** 4
+
+
 def _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a):
     return (
         check_real("eps_ap", eps_ap, func=func, low=0, low_inclusive=False),
@@ -653,9 +679,7 @@ def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
     func = "part2_width_rhs"
     eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
     m = int_array("m", m, func=func, low=1)
-    return as_output(
-        _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a) * np.log(m / delta_ap) ** 4
-    )
+    return as_output(_part2_rhs(_part2_constant(eps_ap, delta_ap, a, sigma, sigma_a), m, delta_ap))
 
 
 def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
@@ -679,8 +703,8 @@ def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
     k4 = k**0.25
     log_inv_delta = math.log(1 / delta_ap)
 
-    def holds(m: int) -> bool:  # the same float expression as part2_width_rhs
-        return m >= k * math.log(m / delta_ap) ** 4
+    def holds(m: int) -> bool:
+        return m >= _part2_rhs(k, m, delta_ap)
 
     def h(u: float) -> float:
         return math.exp(u / 4) - k4 * (u + log_inv_delta)
@@ -795,9 +819,4 @@ def epsilon_dp_theorem_expr(*, theorem="E.2"):
     set to :math:`\delta_{dp}`), as in ``epsilon_dp_theorem_e1`` / ``_e2``.
     """
     check_choice("theorem", theorem, func="epsilon_dp_theorem_expr", choices=_THEOREMS)
-    sigma, sigma_a, m, d, delta = sp.symbols("sigma sigma_A m d delta_dp", positive=True)
-    gs1 = sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * sp.sqrt(m) * sp.log(
-        m * d / delta
-    ) ** sp.Rational(3, 2)
-    factor = sp.log(m / delta) if theorem == "E.2" else m / delta
-    return THEOREM_E_FACTOR * gs1 * factor / (sigma * sigma_a)
+    return _sym_theorem(theorem, _sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP))
