@@ -20,8 +20,8 @@ the arithmetic mean. With these choices :func:`nmi` equals scikit-learn's
 ``normalized_mutual_info_score`` (``average_method="arithmetic"``) on the quantised values.
 
 The plug-in MI is biased upwards for a finite number of pixels: an original scored against
-an *independent* image gets an NMI well above 0 (often 0.3 to 0.7 for 28x28 images with 256
-levels). Report :func:`nmi_chance_level` (or the permutation null of
+an *independent* image gets an NMI well above 0, the more so the fewer the pixels and the
+more the occupied levels. Report :func:`nmi_chance_level` (or the permutation null of
 :func:`nmi_permutation_null`, or the chance-corrected :func:`adjusted_nmi`) beside every NMI
 so that a leak can be told apart from the metric's floor.
 
