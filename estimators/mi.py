@@ -162,6 +162,18 @@ class GaussianBatchChannel:
         ``sigma > 0``; ``sigma -> 0`` is the deterministic-gradient limit with infinite MI.
     seed : int
         Seed of the mixing matrix ``A``.
+
+    Examples
+    --------
+    >>> channel = GaussianBatchChannel(batch_size=2, dim_x=3, dim_g=2, noise_std=0.5)
+    >>> joint = channel.joint_covariance()  # (x_1, x_2, G): 2 * 3 + 2 coordinates
+    >>> joint.shape
+    (8, 8)
+    >>> math.isclose(channel.mutual_information(), gaussian_mutual_information(joint, 6))
+    True
+    >>> x_batch, g = channel.sample(5)
+    >>> x_batch.shape, g.shape
+    ((5, 2, 3), (5, 2))
     """
 
     batch_size: int

@@ -100,6 +100,12 @@ class DVTrainingConfig:
     standardize : bool
         Scale every feature to zero mean and unit variance (training-split statistics);
         MI is invariant to this and gradients have tiny, uneven scales.
+    Examples
+    --------
+    >>> DVTrainingConfig(steps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'steps' parameter of DVTrainingConfig must be in [1, inf). Got 0 instead.
     """
 
     steps: int = 5000
