@@ -28,7 +28,13 @@ def real_array(
     low_inclusive: bool = True,
     high_inclusive: bool = True,
 ) -> np.ndarray:
-    """Return ``value`` as a float array whose every element lies in the interval."""
+    """Return ``value`` as a float array whose every element lies in the interval.
+
+    Examples
+    --------
+    >>> real_array("p", [0.1, 0.2], func="f", low=0, high=1)
+    array([0.1, 0.2])
+    """
     bounds_kw = {
         "func": func,
         "low": low,
@@ -58,7 +64,13 @@ def real_array(
 def int_array(
     name: str, value, *, func: str, low: int | None = None, high: int | None = None
 ) -> np.ndarray:
-    """Return ``value`` as an int64 array of integers in ``[low, high]``."""
+    """Return ``value`` as an int64 array of integers in ``[low, high]``.
+
+    Examples
+    --------
+    >>> int_array("d", [1, 2], func="f", low=1)
+    array([1, 2])
+    """
     if np.ndim(value) == 0:
         return np.asarray(check_int(name, _item(value), func=func, low=low, high=high))
     arr = np.asarray(value)
@@ -78,6 +90,12 @@ def int_array(
 
 
 def as_output(value):
-    """Python float for a 0-d result, float ndarray otherwise."""
+    """Python float for a 0-d result, float ndarray otherwise.
+
+    Examples
+    --------
+    >>> as_output(np.asarray(2.0)), as_output([1, 2])
+    (2.0, array([1., 2.]))
+    """
     arr = np.asarray(value, dtype=float)
     return float(arr) if arr.ndim == 0 else arr

@@ -88,6 +88,23 @@ _TIGHT_MIN_ORDER = 1.01
 _CONVERSIONS = ("tight", "classic")
 
 
+# ---------------------------------------------------------------------------------------
+# Formulas typed once, in sympy, and lambdified
+# ---------------------------------------------------------------------------------------
+
+_ALPHA, _DELTA, _LAMBDA = sp.symbols("alpha delta lambda_val", positive=True)
+_T = sp.Symbol("t", nonnegative=True, integer=True)
+# Tight RDP-to-DP conversion term (Canonne et al. 2020 Prop. 12; Fed-LTP eq. 22):
+# epsilon = rdp + this.
+_SYM_TIGHT_CONVERSION = (sp.log(1 / _DELTA) - sp.log(_ALPHA)) / (_ALPHA - 1) + sp.log(
+    1 - 1 / _ALPHA
+)
+# Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
+_SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)
+_tight_conversion = sp.lambdify((_ALPHA, _DELTA), _SYM_TIGHT_CONVERSION, "numpy")
+_rho_v_published = sp.lambdify((_T, _ALPHA, _LAMBDA), _SYM_RHO_V_PUBLISHED, "numpy")
+
+
 def _orders(orders, func):
     return real_array("orders", orders, func=func, low=1, low_inclusive=False)
 
@@ -108,7 +125,13 @@ def _delta(value, func):
 
 
 def rdp_gaussian(orders, noise_multiplier):
-    r"""RDP of the Gaussian mechanism: :math:`\alpha/(2\sigma^2)` nats (Mironov 2017, Prop. 7)."""
+    r"""RDP of the Gaussian mechanism: :math:`\alpha/(2\sigma^2)` nats (Mironov 2017, Prop. 7).
+
+    Examples
+    --------
+    >>> rdp_gaussian(2.0, 1.0)  # 2 / (2 * 1^2)
+    1.0
+    """
     func = "rdp_gaussian"
     orders = _orders(orders, func)
     sigma = _noise("noise_multiplier", noise_multiplier, func)
@@ -125,6 +148,13 @@ def rdp_laplace(orders, noise_multiplier):
 
     evaluated with ``logaddexp``. It tends to :math:`1/b` (the pure-DP epsilon) as
     :math:`\alpha\to\infty` and is at most :math:`\alpha/(2b^2)` (zCDP, Lemma 1 of Fed-LTP).
+
+    Examples
+    --------
+    >>> round(rdp_laplace(1e6, 1.0), 4)  # tends to the pure-DP epsilon 1/b
+    1.0
+    >>> rdp_laplace(2.0, 1.0) <= 2.0 / 2  # below the zCDP line alpha / (2 b^2)
+    True
     """
     func = "rdp_laplace"
     a = _orders(orders, func)
@@ -206,6 +236,11 @@ def log_a_sampled_gaussian_quad(alpha, *, q, noise_multiplier):
     the peak of the Gaussian factor and of the shifted component at :math:`z=\alpha`) and
     integrated with ``scipy.integrate.quad`` over :math:`[-40\sigma, \alpha + 40\sigma]`
     (the mass outside is below :math:`e^{-800}`). Valid for any real order > 1.
+
+    Examples
+    --------
+    >>> round(log_a_sampled_gaussian_quad(2.0, q=1.0, noise_multiplier=1.0), 9)  # alpha(alpha-1)/2
+    1.0
     """
     func = "log_a_sampled_gaussian_quad"
     alpha = check_real("alpha", alpha, func=func, low=1, low_inclusive=False)
@@ -252,6 +287,14 @@ def rdp_sampled_gaussian(orders, *, q, noise_multiplier):
     Note: dp-accounting (v0.4) sums the absolute values of the fractional-order terms
     (an over-estimate of :math:`A_\alpha`, i.e. conservative) and returns ``inf`` for an
     order whose series has not converged after 1000 terms; see tests/bounds.
+
+    Examples
+    --------
+    >>> rdp_sampled_gaussian(2.0, q=1.0, noise_multiplier=1.0)  # no sampling: Gaussian
+    1.0
+    >>> value = rdp_sampled_gaussian(2, q=0.5, noise_multiplier=1.0)  # A_2 = 1 + q^2 (e - 1)
+    >>> round(value - math.log1p(0.25 * (math.e - 1)), 12)
+    0.0
     """
     func = "rdp_sampled_gaussian"
     orders = _orders(orders, func)
@@ -284,13 +327,24 @@ def zcdp_from_pure_dp(epsilon):
     r""":math:`\epsilon`-DP implies :math:`\tfrac12\epsilon^2`-zCDP.
 
     Bun and Steinke 2016, Prop. 1.4; Fed-LTP Lemma 1.
+
+    Examples
+    --------
+    >>> zcdp_from_pure_dp(2.0)
+    2.0
     """
     eps = real_array("epsilon", epsilon, func="zcdp_from_pure_dp", low=0)
     return as_output(eps**2 / 2)
 
 
 def zcdp_gaussian(noise_multiplier):
-    r"""The Gaussian mechanism is :math:`1/(2\sigma^2)`-zCDP (Bun and Steinke 2016, Prop. 1.6)."""
+    r"""The Gaussian mechanism is :math:`1/(2\sigma^2)`-zCDP (Bun and Steinke 2016, Prop. 1.6).
+
+    Examples
+    --------
+    >>> zcdp_gaussian(1.0)
+    0.5
+    """
     sigma = real_array(
         "noise_multiplier", noise_multiplier, func="zcdp_gaussian", low=0, low_inclusive=False
     )
@@ -301,6 +355,11 @@ def rdp_from_zcdp(rho, orders):
     r""":math:`\rho`-zCDP means :math:`D_\alpha \le \alpha\rho`.
 
     Bun and Steinke 2016, Def. 1.1.
+
+    Examples
+    --------
+    >>> rdp_from_zcdp(0.5, 4.0)
+    2.0
     """
     func = "rdp_from_zcdp"
     rho = real_array("rho", rho, func=func, low=0)
@@ -316,6 +375,11 @@ def compose(*rdp_curves, counts=None):
     r"""Adaptive composition: RDP curves on the same orders add (Mironov 2017, Prop. 1).
 
     ``counts[i]`` repetitions of curve ``i`` (default 1 each).
+
+    Examples
+    --------
+    >>> compose([1.0, 2.0], [0.5, 0.5], counts=[2, 1])
+    array([2.5, 4.5])
     """
     func = "compose"
     if not rdp_curves:
@@ -365,6 +429,12 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion="tight"):
     for :math:`\alpha > 1.01`, and 0 when :math:`1 - e^{-\mathrm{rdp}} < \delta^2` (the KL
     bound :math:`\delta \le \sqrt{1-e^{-\mathrm{KL}}}`), exactly as dp-accounting's
     ``compute_epsilon``. The result is clipped at 0.
+
+    Examples
+    --------
+    >>> eps, order = epsilon_from_rdp([2.0], [1.0], math.exp(-1), conversion="classic")
+    >>> round(eps, 12), order  # 1 + log(e) / (2 - 1)
+    (2.0, 2.0)
     """
     func = "epsilon_from_rdp"
     orders, rdp = _rdp_pair(orders, rdp, func)
@@ -374,7 +444,7 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion="tight"):
         eps = rdp + math.log(1 / delta) / (orders - 1)
     else:
         with np.errstate(invalid="ignore", over="ignore"):
-            eps = rdp + np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)
+            eps = rdp + _tight_conversion(orders, delta)
         eps = np.where(orders > _TIGHT_MIN_ORDER, eps, np.inf)
         eps = np.where(delta**2 + np.expm1(-rdp) > 0, 0.0, eps)
     idx = int(np.argmin(eps))
@@ -389,6 +459,12 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion="tight"):
     :math:`\log\delta = \min_\alpha (\alpha-1)(\mathrm{rdp}-\epsilon+\log(1-1/\alpha)) - \log\alpha`
     (:math:`\alpha > 1.01`) together with :math:`\delta \le \sqrt{1-e^{-\mathrm{rdp}}}`
     (as dp-accounting's ``compute_delta``). Clipped at 1.
+
+    Examples
+    --------
+    >>> delta, order = delta_from_rdp([2.0], [1.0], 2.0, conversion="classic")
+    >>> round(delta - math.exp(-1), 12), order  # exp((2 - 1)(1 - 2))
+    (0.0, 2.0)
     """
     func = "delta_from_rdp"
     orders, rdp = _rdp_pair(orders, rdp, func)
@@ -408,7 +484,14 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion="tight"):
 def epsilon_sampled_gaussian(
     q, noise_multiplier, steps, delta, *, orders=DEFAULT_ORDERS, conversion="tight"
 ):
-    """DP-SGD accountant: ``steps`` Poisson-sampled Gaussian steps; ``(epsilon, order)`` in nats."""
+    """DP-SGD accountant: ``steps`` Poisson-sampled Gaussian steps; ``(epsilon, order)`` in nats.
+
+    Examples
+    --------
+    >>> eps, _ = epsilon_sampled_gaussian(1.0, 1.0, 1, 1e-5, orders=(2.0,), conversion="classic")
+    >>> round(eps - (1 + math.log(1e5)), 9)  # one Gaussian step: 2/2 + log(1/delta)
+    0.0
+    """
     func = "epsilon_sampled_gaussian"
     steps = check_int("steps", steps, func=func, low=0)
     curve = np.asarray(rdp_sampled_gaussian(orders, q=q, noise_multiplier=noise_multiplier))
@@ -429,6 +512,11 @@ def fedltp_rho_s_published(t, *, q, noise_multiplier, alpha):
 
     Since :math:`1-\tilde q+\tilde q\mu_1/\mu_0 = 1-\tilde q^2+\tilde q^2 N(1,\sigma^2)/\mu_0`,
     this equals :math:`(t+1)` times the sampled-Gaussian RDP at rate :math:`\tilde q^2`.
+
+    Examples
+    --------
+    >>> fedltp_rho_s_published(0, q=1.0, noise_multiplier=1.0, alpha=2.0)  # q^2 = 1: Gaussian
+    1.0
     """
     func = "fedltp_rho_s_published"
     t = check_int("t", t, func=func, low=0)
@@ -447,12 +535,17 @@ def fedltp_rho_v_published(t, *, lambda_val, alpha):
     Deviation: Lemma 1 with :math:`\epsilon_{val} = 1/\lambda_{val}` gives
     :math:`D_\alpha \le \alpha/(2\lambda_{val}^2)` per round; the factor :math:`\alpha-1` comes
     from the misprinted Definition 4 (module docstring).
+
+    Examples
+    --------
+    >>> fedltp_rho_v_published(0, lambda_val=1.0, alpha=2.0)  # 2 * 1 / 2
+    1.0
     """
     func = "fedltp_rho_v_published"
     t = check_int("t", t, func=func, low=0)
     lam = _noise("lambda_val", lambda_val, func)
     a = _orders(alpha, func)
-    return as_output((t + 1) * a * (a - 1) / (2 * lam**2))
+    return as_output(_rho_v_published(t, a, lam))
 
 
 def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha):
@@ -469,20 +562,33 @@ def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha
     lambda_val : Laplace scale of the validation scores (eq. 17, sensitivity 1).
     delta : in (0, 1).
     alpha : order(s) > 1.
+
+    Examples
+    --------
+    >>> kw = {"q": 1.0, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 0.25}
+    >>> round(fedltp_epsilon_published(0, alpha=2.0, **kw), 12)  # 1 + 1 + log 4 - log 2 + log(1/2)
+    2.0
     """
     func = "fedltp_epsilon_published"
     delta = _delta(delta, func)
     a = _orders(alpha, func)
     rho_s = np.asarray(fedltp_rho_s_published(t, q=q, noise_multiplier=noise_multiplier, alpha=a))
     rho_v = np.asarray(fedltp_rho_v_published(t, lambda_val=lambda_val, alpha=a))
-    conversion = (math.log(1 / delta) - np.log(a)) / (a - 1) + np.log(1 - 1 / a)
-    return as_output(rho_s + rho_v + conversion)
+    return as_output(rho_s + rho_v + _tight_conversion(a, delta))
 
 
 def fedltp_epsilon_published_optimal(
     t, *, q, noise_multiplier, lambda_val, delta, orders=DEFAULT_ORDERS
 ):
-    """Eq. 20 as printed, minimised over ``orders``; returns ``(epsilon, order)`` in nats."""
+    """Eq. 20 as printed, minimised over ``orders``; returns ``(epsilon, order)`` in nats.
+
+    Examples
+    --------
+    >>> kw = {"q": 1.0, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 0.25}
+    >>> eps, order = fedltp_epsilon_published_optimal(0, orders=(2.0,), **kw)
+    >>> round(eps, 12), order
+    (2.0, 2.0)
+    """
     a = _orders(orders, "fedltp_epsilon_published_optimal")
     eps = np.atleast_1d(
         fedltp_epsilon_published(
@@ -519,6 +625,14 @@ def fedltp_epsilon_corrected(
     :math:`\alpha/(2\lambda_{val}^2)`). Composition over rounds, then ``epsilon_from_rdp``.
     Summing the training and validation RDP is conservative when the two datasets are
     disjoint (parallel composition would take the maximum).
+
+    Examples
+    --------
+    >>> eps, order = fedltp_epsilon_corrected(
+    ...     0, q=0.0, noise_multiplier=1.0, lambda_val=1.0, delta=math.exp(-1),
+    ...     orders=(2.0,), validation="zcdp", conversion="classic")
+    >>> round(eps, 12), order  # validation only: 2 / 2 + log(e) / (2 - 1)
+    (2.0, 2.0)
     """
     func = "fedltp_epsilon_corrected"
     t = check_int("t", t, func=func, low=0)
@@ -541,10 +655,15 @@ def fedltp_epsilon_published_expr():
 
     Symbols: ``t``, ``alpha``, ``q`` (:math:`\tilde q`), ``sigma``, ``lambda_val``, ``delta``
     and the integration variable ``z``.
+
+    Examples
+    --------
+    >>> sorted(s.name for s in fedltp_epsilon_published_expr().free_symbols)
+    ['alpha', 'delta', 'lambda_val', 'q', 'sigma', 't']
     """
-    t = sp.Symbol("t", nonnegative=True, integer=True)
     z = sp.Symbol("z", real=True)
-    alpha, q, sigma, lam, delta = sp.symbols("alpha q sigma lambda_val delta", positive=True)
+    q, sigma = sp.symbols("q sigma", positive=True)
+    t, alpha = _T, _ALPHA
 
     def normal(mean):
         return sp.exp(-((z - mean) ** 2) / (2 * sigma**2)) / (sigma * sp.sqrt(2 * sp.pi))
@@ -553,6 +672,4 @@ def fedltp_epsilon_published_expr():
     mu1 = q * normal(1) + (1 - q) * mu0
     expectation = sp.Integral(mu0 * (1 - q + q * mu1 / mu0) ** alpha, (z, -sp.oo, sp.oo))
     rho_s = (t + 1) / (alpha - 1) * sp.log(expectation)
-    rho_v = (t + 1) * alpha * (alpha - 1) / (2 * lam**2)
-    conversion = (sp.log(1 / delta) - sp.log(alpha)) / (alpha - 1) + sp.log(1 - 1 / alpha)
-    return rho_s + rho_v + conversion
+    return rho_s + _SYM_RHO_V_PUBLISHED + _SYM_TIGHT_CONVERSION

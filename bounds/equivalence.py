@@ -139,6 +139,32 @@ PART2_B1_CONSTANT = 10.0
 _THEOREMS = ("E.1", "E.2")
 _PRUNINGS = ("magnitude", "folded")
 
+# Formulas typed once, in sympy, and lambdified (numeric functions and
+# ``epsilon_dp_theorem_expr`` share them).
+_SIGMA, _SIGMA_A, _M, _D, _DELTA_DP, _GS1 = sp.symbols(
+    "sigma sigma_A m d delta_dp GS_1", positive=True
+)
+
+
+def _sym_lemma_d1(m, d, sigma_a, delta):
+    """Lemma D.1 / D.2: sigma_A m + 4 sigma_A sqrt(m) log^1.5(md/delta)."""
+    return sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * sp.sqrt(m) * sp.log(
+        m * d / delta
+    ) ** sp.Rational(3, 2)
+
+
+def _sym_theorem(theorem, gs1):
+    """Theorems E.1/E.2 as stated: 2 GS_1(f) (m/delta_dp or log(m/delta_dp)) / (sigma sigma_A)."""
+    factor = sp.log(_M / _DELTA_DP) if theorem == "E.2" else _M / _DELTA_DP
+    return THEOREM_E_FACTOR * gs1 * factor / (_SIGMA * _SIGMA_A)
+
+
+_lemma_d1 = sp.lambdify((_M, _D, _SIGMA_A, _DELTA_DP), _sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP))
+_theorem = {
+    theorem: sp.lambdify((_SIGMA, _SIGMA_A, _M, _DELTA_DP, _GS1), _sym_theorem(theorem, _GS1))
+    for theorem in _THEOREMS
+}
+
 
 def _delta_small(name, value, func):
     """Lemmas of Appendix B require a failure probability in (0, 1/10)."""
@@ -180,6 +206,13 @@ def truncated_gaussian_moment(order, a, sigma, *, one_sided=False):
     a : float or array, truncation threshold > 0 (same unit as ``sigma``).
     sigma : float or array, standard deviation > 0.
     one_sided : bool, use :math:`1\{0\le y\le a\}` instead of :math:`1\{|y|\le a\}`.
+
+    Examples
+    --------
+    >>> round(truncated_gaussian_moment(0, 40.0, 1.0), 12)  # untruncated: total mass
+    1.0
+    >>> round(truncated_gaussian_moment(2, 80.0, 2.0), 12)  # untruncated: the variance
+    4.0
     """
     func = "truncated_gaussian_moment"
     k = check_int("order", order, func=func, low=0, high=8)
@@ -194,7 +227,13 @@ def truncated_gaussian_moment(order, a, sigma, *, one_sided=False):
 
 
 def laplace_fourth_moment(scale):
-    r""":math:`\mathbb{E}[X^4] = 24 b^4` for :math:`X \sim \mathrm{Lap}(0, b)` (E.2, Part 2)."""
+    r""":math:`\mathbb{E}[X^4] = 24 b^4` for :math:`X \sim \mathrm{Lap}(0, b)` (E.2, Part 2).
+
+    Examples
+    --------
+    >>> laplace_fourth_moment(1.0)
+    24.0
+    """
     b = _positive("scale", scale, "laplace_fourth_moment")
     return as_output(LAPLACE_FOURTH_MOMENT * b**4)
 
@@ -205,7 +244,13 @@ def laplace_fourth_moment(scale):
 
 
 def lemma_a4_gaussian_tail(t, sigma):
-    r"""Lemma A.4: :math:`\Pr[X \ge t] \le \exp(-t^2/2\sigma^2)`, :math:`X\sim N(0,\sigma^2)`."""
+    r"""Lemma A.4: :math:`\Pr[X \ge t] \le \exp(-t^2/2\sigma^2)`, :math:`X\sim N(0,\sigma^2)`.
+
+    Examples
+    --------
+    >>> lemma_a4_gaussian_tail(2.0, 1.0) == math.exp(-2)
+    True
+    """
     t = real_array("t", t, func="lemma_a4_gaussian_tail", low=0)
     sigma = _positive("sigma", sigma, "lemma_a4_gaussian_tail")
     return as_output(np.exp(-(t**2) / (2 * sigma**2)))
@@ -215,6 +260,11 @@ def lemma_a5_small_ball(t, sigma):
     r"""Lemma A.5: :math:`\Pr[|X| \le t] \le \tfrac45\,t/\sigma`.
 
     True: the density is at most :math:`1/(\sqrt{2\pi}\sigma)`, and :math:`2/\sqrt{2\pi} < 4/5`.
+
+    Examples
+    --------
+    >>> lemma_a5_small_ball(0.5, 2.0)  # (4/5) (1/4)
+    0.2
     """
     t = real_array("t", t, func="lemma_a5_small_ball", low=0)
     sigma = _positive("sigma", sigma, "lemma_a5_small_ball")
@@ -227,6 +277,11 @@ def lemma_a6_chi2_deviation(k, t, sigma=1.0):
     Returns ``(upper, lower)``:
     :math:`\Pr[X - k\sigma^2 \ge (2\sqrt{kt}+2t)\sigma^2] \le e^{-t}` and
     :math:`\Pr[k\sigma^2 - X \ge 2\sqrt{kt}\,\sigma^2] \le e^{-t}`.
+
+    Examples
+    --------
+    >>> lemma_a6_chi2_deviation(4, 1.0)  # (2 sqrt(4) + 2, 2 sqrt(4))
+    (6.0, 4.0)
     """
     func = "lemma_a6_chi2_deviation"
     k = _positive("k", k, func)
@@ -248,6 +303,11 @@ def lemma_b1_threshold(x_norm2, a, sigma, delta):
 
     :math:`u_i = y_i 1\{|y_i|\le a\}`, :math:`y_i\sim\mathcal N(0,\sigma^2)`,
     :math:`\delta\in(0,1/10)`.
+
+    Examples
+    --------
+    >>> round(lemma_b1_threshold(1.0, 1.0, 1.0, math.exp(-3)), 9)  # 10 * 1 * 2 * 3
+    60.0
     """
     func = "lemma_b1_threshold"
     x_norm2 = real_array("x_norm2", x_norm2, func=func, low=0)
@@ -260,6 +320,11 @@ def lemma_b2_threshold(m, x_norm2, a, sigma, delta):
     r"""Lemma B.2: the threshold exceeded by :math:`|\|Ax\|^2 - \mathbb{E}\|Ax\|^2|` w.p. <= delta.
 
     .. math:: 1000\,m\|x\|_2^2(\sigma^2+a^2)\log^3(m/\delta)
+
+    Examples
+    --------
+    >>> round(lemma_b2_threshold(1, 1.0, 1.0, 1.0, math.exp(-3)), 6)  # 1000 * 2 * 3^3
+    54000.0
     """
     func = "lemma_b2_threshold"
     m = int_array("m", m, func=func, low=1)
@@ -275,6 +340,11 @@ def lemma_b3_threshold(d, sigma1, e_norm2, e_norm_inf, delta):
     r"""Lemma B.3: the threshold exceeded by :math:`|\langle u,e\rangle|` with probability <= delta.
 
     .. math:: 2\sigma_1\|e\|_2\sqrt{\log(d/\delta)} + \sigma_1\|e\|_\infty\log^{1.5}(d/\delta)
+
+    Examples
+    --------
+    >>> round(lemma_b3_threshold(1, 1.0, 1.0, 1.0, math.exp(-4)), 9)  # 2 * 2 + 4^1.5
+    12.0
     """
     func = "lemma_b3_threshold"
     d = int_array("d", d, func=func, low=1)
@@ -293,6 +363,11 @@ def lemma_b4_threshold(d, sigma1, sigma2, delta):
     r"""Lemma B.4: the threshold exceeded by :math:`|\langle u,e\rangle|` w.p. <= delta.
 
     .. math:: 10^4\sigma_1\sigma_2\sqrt d\log^2(d/\delta)
+
+    Examples
+    --------
+    >>> round(lemma_b4_threshold(4, 1.0, 1.0, 4 * math.exp(-5)), 6)  # 1e4 * 2 * 5^2
+    500000.0
     """
     func = "lemma_b4_threshold"
     d = int_array("d", d, func=func, low=1)
@@ -314,6 +389,12 @@ def lemma_b5_constant_c(a, sigma_a, m, delta):
     :math:`a/\sigma_A \lesssim 0.86` (exact mean:
     ``truncated_gaussian_moment(1, a, sigma_a, one_sided=True)``), so for larger
     :math:`a/\sigma_A` the floor :math:`\sigma_A C` can exceed :math:`\max_i (\bar A x)_i`.
+
+    Examples
+    --------
+    >>> L = 4.0  # a / sigma_A = 3, log(m / delta) = 4: 9/6 - sqrt(6 L) - 2 L
+    >>> round(lemma_b5_constant_c(3.0, 1.0, 1, math.exp(-L)) - (1.5 - math.sqrt(6 * L) - 2 * L), 9)
+    0.0
     """
     func = "lemma_b5_constant_c"
     a, sigma_a = _positive("a", a, func), _positive("sigma_a", sigma_a, func)
@@ -335,6 +416,11 @@ def lemma_b5_part2_floor(a, sigma_a, m, delta):
     :math:`x` has :math:`\sum_j x_j = 1` and :math:`0 \le \bar A_{ij} \le a`, so
     :math:`(\bar A x)_i` has mean at most :math:`\sigma_A/\sqrt{2\pi}` whereas the floor is at
     least :math:`0.02 \cdot 46^2\,\sigma_A \approx 42\,\sigma_A` (claims registry: Monte Carlo).
+
+    Examples
+    --------
+    >>> lemma_b5_part2_floor(100.0, 1.0, 1, 0.09)  # 0.02 * 100^2
+    200.0
     """
     func = "lemma_b5_part2_floor"
     a, sigma_a = _positive("a", a, func), _positive("sigma_a", sigma_a, func)
@@ -362,6 +448,11 @@ def claim_c4_variance_published(a):
     on :math:`|x|\le a`; the variance of :math:`f(x)` is
     ``truncated_gaussian_moment(2, a, 1.0)``
     :math:`= \mathrm{erf}(a/\sqrt2) - \sqrt{2/\pi}\,a e^{-a^2/2}`.
+
+    Examples
+    --------
+    >>> round(claim_c4_variance_published(40.0), 12)  # no truncation left: Var = 1
+    1.0
     """
     a = _positive("a", a, "claim_c4_variance_published")
     return as_output(1 - np.sqrt(2 / np.pi) * a * np.exp(-(a**2) / 2) / special.erf(a / np.sqrt(2)))
@@ -371,15 +462,18 @@ def lemma_d1_threshold(m, d, sigma_a, delta):
     r"""Lemma D.1: the threshold for :math:`\sum_i (z_{ij} - \mathbb E z_{ij})`, :math:`z = |y|`.
 
     .. math:: \sigma_A m + 4\sigma_A\sqrt m\log^{1.5}(md/\delta)  \quad(\text{w.p.} \ge 1-\delta)
+
+    Examples
+    --------
+    >>> round(lemma_d1_threshold(1, 1, 1.0, math.exp(-1)), 12)  # 1 + 4 * 1 * 1^1.5
+    5.0
     """
     func = "lemma_d1_threshold"
     m = int_array("m", m, func=func, low=1)
     d = int_array("d", d, func=func, low=1)
     sigma_a = _positive("sigma_a", sigma_a, func)
     delta = _probability("delta", delta, func)
-    return as_output(
-        sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * np.sqrt(m) * np.log(m * d / delta) ** 1.5
-    )
+    return as_output(_lemma_d1(m, d, sigma_a, delta))
 
 
 def gs1_bound(m, d, sigma_a, delta):
@@ -393,6 +487,11 @@ def gs1_bound(m, d, sigma_a, delta):
     :math:`\|A_{*,k}\|_1` itself (the mean :math:`m\sigma_A\sqrt{2/\pi}` is dropped). The
     statement still holds in practice because D.1's :math:`\sigma_A m` over-covers the
     mean; see ``gs1_bound_corrected``.
+
+    Examples
+    --------
+    >>> gs1_bound(50, 10, 0.1, 0.01) == lemma_d1_threshold(50, 10, 0.1, 0.01)
+    True
     """
     return lemma_d1_threshold(m, d, sigma_a, delta)
 
@@ -406,6 +505,12 @@ def gs1_bound_corrected(m, d, sigma_a, delta):
     (Tsirelson-Ibragimov-Sudakov) gives a sub-Gaussian upper tail of variance proxy
     :math:`m\sigma_A^2` around the mean :math:`m\sigma_A\sqrt{2/\pi}`; a union bound covers the
     :math:`d` columns.
+
+    Examples
+    --------
+    >>> value = gs1_bound_corrected(1, 1, 1.0, math.exp(-1))
+    >>> round(value - (math.sqrt(2 / math.pi) + math.sqrt(2)), 12)
+    0.0
     """
     func = "gs1_bound_corrected"
     m = int_array("m", m, func=func, low=1)
@@ -424,6 +529,13 @@ def gs2_bound(m, d, sigma_a, delta, *, form="statement"):
     :math:`A_{*,k}` has :math:`m` entries (Lemma A.6 with :math:`k=m`, not :math:`md`), the
     statement loses :math:`\sigma_A`, and the sup over :math:`k` needs a union bound over
     :math:`d` columns. See ``gs2_bound_corrected``.
+
+    Examples
+    --------
+    >>> round(gs2_bound(1, 4, 1.0, math.exp(-1)), 12)  # 2 (sqrt(4) + sqrt(1))
+    6.0
+    >>> round(gs2_bound(1, 4, 1.0, math.exp(-1), form="proof") - (2 + math.sqrt(2)), 12)
+    0.0
     """
     func = "gs2_bound"
     m = int_array("m", m, func=func, low=1)
@@ -444,6 +556,11 @@ def gs2_bound_corrected(m, d, sigma_a, delta):
 
     :math:`\|g\|_2` is 1-Lipschitz with :math:`\mathbb E\|g\|_2 \le \sqrt m\,\sigma_A`; union
     bound over the :math:`d` columns.
+
+    Examples
+    --------
+    >>> round(gs2_bound_corrected(4, 1, 1.0, math.exp(-2)), 12)  # sqrt(4) + sqrt(2 * 2)
+    4.0
     """
     func = "gs2_bound_corrected"
     m = int_array("m", m, func=func, low=1)
@@ -468,8 +585,7 @@ def _theorem_epsilon(theorem, sigma, sigma_a, m, d, delta_dp, gs1, func):
         gs1 = np.asarray(gs1_bound(m, d, sigma_a, delta_dp))
     else:
         gs1 = _positive("gs1", gs1, func)
-    factor = m / delta_dp if theorem == "E.1" else np.log(m / delta_dp)
-    return as_output(THEOREM_E_FACTOR * gs1 * factor / (sigma * sigma_a))
+    return as_output(_theorem[theorem](sigma, sigma_a, m, delta_dp, gs1))
 
 
 def epsilon_dp_theorem_e1(sigma, sigma_a, m, d, delta_dp, *, gs1=None):
@@ -485,6 +601,11 @@ def epsilon_dp_theorem_e1(sigma, sigma_a, m, d, delta_dp, *, gs1=None):
     delta_dp : in (0, 1).
     gs1 : :math:`\mathrm{GS}_1(f)`; default ``gs1_bound(m, d, sigma_a, delta_dp)`` (Lemma D.2
         with its failure probability set to ``delta_dp``).
+
+    Examples
+    --------
+    >>> epsilon_dp_theorem_e1(2.0, 1.0, 1, 1, 0.5, gs1=1.0)  # 2 * 1 * (1 / 0.5) / 2
+    2.0
     """
     return _theorem_epsilon("E.1", sigma, sigma_a, m, d, delta_dp, gs1, "epsilon_dp_theorem_e1")
 
@@ -497,12 +618,23 @@ def epsilon_dp_theorem_e2(sigma, sigma_a, m, d, delta_dp, *, gs1=None):
     As stated in the theorem (arguments as in ``epsilon_dp_theorem_e1``). The proof does
     not establish it (module docstring, items 5 and 7); the proof's own last line is
     ``epsilon_dp_proof_e2``.
+
+    Examples
+    --------
+    >>> round(epsilon_dp_theorem_e2(2.0, 1.0, 1, 1, math.exp(-1), gs1=1.0), 12)  # 2 * 1 * 1 / 2
+    1.0
     """
     return _theorem_epsilon("E.2", sigma, sigma_a, m, d, delta_dp, gs1, "epsilon_dp_theorem_e2")
 
 
 def epsilon_dp_table1(sigma, sigma_a, m, d, delta_dp, *, theorem, gs1=None):
-    r"""Table 1's summary of E.1/E.2: the theorems' epsilon without the factor 2 (a deviation)."""
+    r"""Table 1's summary of E.1/E.2: the theorems' epsilon without the factor 2 (a deviation).
+
+    Examples
+    --------
+    >>> round(epsilon_dp_table1(2.0, 1.0, 1, 1, math.exp(-1), theorem="E.2", gs1=1.0), 12)
+    0.5
+    """
     check_choice("theorem", theorem, func="epsilon_dp_table1", choices=_THEOREMS)
     stated = epsilon_dp_theorem_e1 if theorem == "E.1" else epsilon_dp_theorem_e2
     return as_output(np.asarray(stated(sigma, sigma_a, m, d, delta_dp, gs1=gs1)) / THEOREM_E_FACTOR)
@@ -519,6 +651,11 @@ def epsilon_dp_proof_e2(sigma, sigma_a, a, m, d, delta_dp):
     :math:`a/\sigma_A` because the proof cancels :math:`\sigma_A` against D.2.) Returns
     ``inf`` where the denominator is not positive (the lower bound on
     :math:`\min_i(\bar Ax)_i` is vacuous). Deviations: see module docstring item 5.
+
+    Examples
+    --------
+    >>> epsilon_dp_proof_e2(1.0, 1.0, 1.0, 10, 10, 0.1)  # 1/6 - log(100)/5 < 0: vacuous
+    inf
     """
     func = "epsilon_dp_proof_e2"
     sigma, sigma_a = _positive("sigma", sigma, func), _positive("sigma_a", sigma_a, func)
@@ -528,9 +665,7 @@ def epsilon_dp_proof_e2(sigma, sigma_a, a, m, d, delta_dp):
     delta_dp = _probability("delta_dp", delta_dp, func)
     r = a / sigma_a
     floor = PART1_MEAN_CONSTANT * r**2 - PART1_DEVIATION_CONSTANT * r**1.5 * np.log(m / delta_dp)
-    numerator = THEOREM_E_FACTOR * (
-        m + LEMMA_D1_CONSTANT * np.sqrt(m) * np.log(m * d / delta_dp) ** 1.5
-    )
+    numerator = THEOREM_E_FACTOR * _lemma_d1(m, d, 1.0, delta_dp)  # D.2 divided by sigma_A
     with np.errstate(divide="ignore"):
         eps = np.where(floor > 0, numerator / (sigma * np.where(floor > 0, floor, 1.0)), np.inf)
     return as_output(eps)
@@ -541,6 +676,12 @@ def sigma_for_epsilon_dp(epsilon_dp, *, sigma_a, m, d, delta_dp, theorem="E.2", 
 
     Both theorems are :math:`\epsilon_{dp} = K/\sigma`, so :math:`\sigma = K/\epsilon_{dp}`
     (e.g. Section 4.4's :math:`\epsilon_{dp} = 0.5`, :math:`\delta_{dp} = 0.1`).
+
+    Examples
+    --------
+    >>> sigma = sigma_for_epsilon_dp(0.5, sigma_a=1.0, m=1, d=1, delta_dp=math.exp(-1), gs1=1.0)
+    >>> round(sigma, 12), round(epsilon_dp_theorem_e2(sigma, 1.0, 1, 1, math.exp(-1), gs1=1.0), 12)
+    (4.0, 0.5)
     """
     func = "sigma_for_epsilon_dp"
     epsilon_dp = _positive("epsilon_dp", epsilon_dp, func)
@@ -558,6 +699,11 @@ def remark_e3_parameters(m, *, theorem="E.2"):
     :math:`\epsilon_{dp} = 2\,\mathrm{GS}_1(f)\log(m/\delta_{dp})` with
     :math:`\mathrm{GS}_1 = \Theta(m\sigma_A) = \Theta(1)` (E.2), which grows with :math:`m`
     (module docstring, item 7).
+
+    Examples
+    --------
+    >>> remark_e3_parameters(10)
+    {'sigma': 10.0, 'sigma_a': 0.1, 'a': 0.1}
     """
     m = check_int("m", m, func="remark_e3_parameters", low=1)
     check_choice("theorem", theorem, func="remark_e3_parameters", choices=_THEOREMS)
@@ -578,6 +724,13 @@ def privacy_loss(y, loc1, scale1, loc2, scale2):
     which grows without bound in :math:`|y_i|` whenever :math:`b_{1,i} \ne b_{2,i}`: the
     mechanism is not :math:`\epsilon`-DP for any finite :math:`\epsilon` (module docstring,
     item 5). The last axis of the arrays indexes the coordinates :math:`i`.
+
+    Examples
+    --------
+    >>> privacy_loss([0.3], [0.0], [1.0], [0.0], [1.0])  # the same law: no loss
+    0.0
+    >>> privacy_loss([0.0], [0.0], [1.0], [0.0], [2.0]) == math.log(2)  # log(b2 / b1) at y = mu
+    True
     """
     func = "privacy_loss"
     y = check_finite_array("y", y, func=func)
@@ -599,6 +752,11 @@ def epsilon_dp_fixed_scale(sigma, scale_floor, gs1_location):
     :math:`\epsilon = \mathrm{GS}_1(f + \bar A\,\cdot)/(\sigma c)` and
     :math:`\mathrm{GS}_1(f + \bar A\,\cdot) \le \mathrm{GS}_1(f) + \max_k\|\bar A_{*,k}\|_1`:
     no factor 2, but the location's extra sensitivity must be counted.
+
+    Examples
+    --------
+    >>> epsilon_dp_fixed_scale(2.0, 0.5, 3.0)  # 3 / (2 * 0.5)
+    3.0
     """
     func = "epsilon_dp_fixed_scale"
     sigma = _positive("sigma", sigma, func)
@@ -621,6 +779,11 @@ def _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a):
         * (PART2_B1_CONSTANT * r * (math.sqrt(r) + 1)) ** 4
         * (sigma**4 * sigma_a**4 + sigma * sigma_a**2)
     )
+
+
+def _part2_rhs(k, m, delta_ap):
+    """K log^4(m / delta_ap): the right-hand side of Part 2's width condition."""
+    return k * np.log(m / delta_ap) ** 4
 
 
 def _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a):
@@ -649,13 +812,17 @@ def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
               (\sigma^4\sigma_A^4 + \sigma\sigma_A^2)
 
     with :math:`\epsilon = \epsilon_{ap}`, :math:`\delta = \delta_{ap}`. ``m`` may be an array.
+
+    Examples
+    --------
+    >>> kw = {"eps_ap": 1.0, "delta_ap": math.exp(-1), "a": 1.0, "sigma": 1.0, "sigma_a": 1.0}
+    >>> round(part2_width_rhs(1, **kw))  # 48 (10 * 1 * 2)^4 (1 + 1) * log^4(e)
+    15360000
     """
     func = "part2_width_rhs"
     eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
     m = int_array("m", m, func=func, low=1)
-    return as_output(
-        _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a) * np.log(m / delta_ap) ** 4
-    )
+    return as_output(_part2_rhs(_part2_constant(eps_ap, delta_ap, a, sigma, sigma_a), m, delta_ap))
 
 
 def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
@@ -672,6 +839,15 @@ def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
     Returns
     -------
     int
+
+    Examples
+    --------
+    >>> kw = {"a": 0.1, "sigma": 1.0, "sigma_a": 1.0}
+    >>> m = required_width(0.5, 0.1, **kw)
+    >>> m >= part2_width_rhs(m, eps_ap=0.5, delta_ap=0.1, **kw)
+    True
+    >>> m - 1 >= part2_width_rhs(m - 1, eps_ap=0.5, delta_ap=0.1, **kw)
+    False
     """
     func = "required_width"
     eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
@@ -679,8 +855,8 @@ def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
     k4 = k**0.25
     log_inv_delta = math.log(1 / delta_ap)
 
-    def holds(m: int) -> bool:  # the same float expression as part2_width_rhs
-        return m >= k * math.log(m / delta_ap) ** 4
+    def holds(m: int) -> bool:
+        return m >= _part2_rhs(k, m, delta_ap)
 
     def h(u: float) -> float:
         return math.exp(u / 4) - k4 * (u + log_inv_delta)
@@ -721,6 +897,12 @@ def pruned_row_moments(x, *, a, sigma_a, pruning="magnitude"):
     Returns
     -------
     (float, float)
+
+    Examples
+    --------
+    >>> m2, m4 = pruned_row_moments(np.array([1.0]), a=40.0, sigma_a=1.0)  # no pruning left
+    >>> round(m2, 9), round(m4, 9)  # E y^2 and E y^4 of N(0, 1)
+    (1.0, 3.0)
     """
     func = "pruned_row_moments"
     x = check_finite_array("x", x, func=func, ndim=1)
@@ -747,6 +929,11 @@ def closeness_mean_square(sigma, row_m2):
     :math:`e_i - (\bar Ax)_i = \sigma(\bar Ax)_i W_i`, :math:`W_i\sim\mathrm{Lap}(0,1)`,
     :math:`\mathbb E W^2 = 2`. Closeness at level :math:`\epsilon_{ap}` needs this below
     :math:`\epsilon_{ap}^2` whatever the width.
+
+    Examples
+    --------
+    >>> closeness_mean_square(2.0, 0.25)  # 2 * 2^2 * 0.25
+    2.0
     """
     sigma = _positive("sigma", sigma, "closeness_mean_square")
     row_m2 = real_array("row_m2", row_m2, func="closeness_mean_square", low=0)
@@ -772,6 +959,13 @@ def required_width_corrected(eps_ap, delta_ap, *, sigma, row_m2, row_m4):
     Returns
     -------
     int or float (``inf``)
+
+    Examples
+    --------
+    >>> required_width_corrected(2.0, 0.5, sigma=1.0, row_m2=1.0, row_m4=3.0)  # 68 / (0.5 * 2^2)
+    34
+    >>> required_width_corrected(0.1, 0.1, sigma=1.0, row_m2=1.0, row_m4=3.0)  # mean above eps^2
+    inf
     """
     func = "required_width_corrected"
     eps_ap = check_real("eps_ap", eps_ap, func=func, low=0, low_inclusive=False)
@@ -793,11 +987,11 @@ def epsilon_dp_theorem_expr(*, theorem="E.2"):
 
     Symbols: ``sigma``, ``sigma_A``, ``m``, ``d``, ``delta_dp`` (D.2's failure probability
     set to :math:`\delta_{dp}`), as in ``epsilon_dp_theorem_e1`` / ``_e2``.
+
+    Examples
+    --------
+    >>> sorted(s.name for s in epsilon_dp_theorem_expr(theorem="E.1").free_symbols)
+    ['d', 'delta_dp', 'm', 'sigma', 'sigma_A']
     """
     check_choice("theorem", theorem, func="epsilon_dp_theorem_expr", choices=_THEOREMS)
-    sigma, sigma_a, m, d, delta = sp.symbols("sigma sigma_A m d delta_dp", positive=True)
-    gs1 = sigma_a * m + LEMMA_D1_CONSTANT * sigma_a * sp.sqrt(m) * sp.log(
-        m * d / delta
-    ) ** sp.Rational(3, 2)
-    factor = sp.log(m / delta) if theorem == "E.2" else m / delta
-    return THEOREM_E_FACTOR * gs1 * factor / (sigma * sigma_a)
+    return _sym_theorem(theorem, _sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP))

@@ -26,9 +26,11 @@ of a noiseless release of continuous coordinates is infinite. No finite bound in
 without noise or quantisation: its first step drops :math:`-h(x, w\odot m\mid Z)`, which is
 :math:`+\infty` here.
 
-Units: ``unit="nats"`` (default) or ``"bits"``. ``gaussian_update_entropy`` gives
+Units: ``unit="bits"`` (default, the unit of every ``bounds`` module) or ``"nats"``; the
+formulas above are written with natural logs and divided by :math:`\ln 2` for bits. Each
+function returns the information of one round. ``gaussian_update_entropy`` gives
 :math:`h(x) = \tfrac12\log((2\pi e)^{d^*}\mathrm{pdet}(\Sigma/B))`, the corrected part B of
-``bounds.priprune``.
+``bounds.priprune`` (it is that function).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import math
 import numpy as np
 from scipy import special
 
+from bounds import priprune
 from bounds._vector import as_output, int_array, real_array
 from bounds.validation import check_choice, check_finite_array, check_int, check_real
 
@@ -90,7 +93,19 @@ def _variances(variances, func):
     return var
 
 
-def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="nats"):
+def _channel_mi(eig, b, s):
+    r""":math:`\tfrac12\sum_j\log(1 + \lambda_j/(Bs^2))` nats over the last axis of ``eig``.
+
+    ``s`` broadcasts against the leading axes; ``s = 0`` gives ``inf``, and an eigenvalue 0
+    contributes 0 whatever ``s``.
+    """
+    s = np.asarray(s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.log1p(eig / (b * s[..., None] ** 2))
+    return 0.5 * np.sum(np.where(eig > 0, terms, 0.0), axis=-1)
+
+
+def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="bits"):
     r"""Exact :math:`I(x; x_K + \varepsilon) = \tfrac12\log\det(I + \Sigma_{KK}/(Bs^2))`.
 
     Parameters
@@ -99,6 +114,12 @@ def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="nats"):
     keep : (n,) boolean mask of the released coordinates.
     batch_size : :math:`B \ge 1`.
     noise_std : :math:`s \ge 0`; ``s = 0`` gives ``inf`` unless nothing informative is kept.
+    unit : "bits" (default) or "nats".
+
+    Examples
+    --------
+    >>> masked_update_mi(np.eye(1), np.array([True]), batch_size=1, noise_std=1.0)  # log2(2)/2
+    0.5
     """
     func = "masked_update_mi"
     scale = _scale(unit, func)
@@ -107,17 +128,20 @@ def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="nats"):
     b = check_real("batch_size", batch_size, func=func, low=1)
     s = check_real("noise_std", noise_std, func=func, low=0)
     eig = np.clip(np.linalg.eigvalsh(cov[np.ix_(keep, keep)]), 0, None) if keep.any() else []
-    eig = np.asarray(eig)
-    if s == 0:
-        return math.inf if (eig > 0).any() else 0.0
-    return float(0.5 * np.sum(np.log1p(eig / (b * s**2))) * scale)
+    return float(_channel_mi(np.asarray(eig, dtype=float), b, s) * scale)
 
 
-def masked_update_mi_small_noise(cov, keep, *, batch_size, noise_std, unit="nats"):
+def masked_update_mi_small_noise(cov, keep, *, batch_size, noise_std, unit="bits"):
     r"""Small-noise form of ``masked_update_mi``: :math:`\log\det(\Sigma_{KK}/B)/2 + k\log(1/s)`.
 
     Requires :math:`\Sigma_{KK}` non-singular; the difference from the exact value is
-    :math:`\tfrac12\sum_i\log(1 + Bs^2/\lambda_i) = O(s^2)`.
+    :math:`\tfrac12\sum_i\log(1 + Bs^2/\lambda_i) = O(s^2)`. Arguments as in
+    ``masked_update_mi`` (``noise_std > 0``); the result is in ``unit`` (default bits).
+
+    Examples
+    --------
+    >>> masked_update_mi_small_noise(np.eye(1), np.array([True]), batch_size=1, noise_std=0.5)
+    1.0
     """
     func = "masked_update_mi_small_noise"
     scale = _scale(unit, func)
@@ -134,12 +158,18 @@ def masked_update_mi_small_noise(cov, keep, *, batch_size, noise_std, unit="nats
     return float((0.5 * np.sum(np.log(eig / b)) - keep.sum() * math.log(s)) * scale)
 
 
-def random_mask_mi(variances, *, keep_prob, batch_size, noise_std, unit="nats"):
+def random_mask_mi(variances, *, keep_prob, batch_size, noise_std, unit="bits"):
     r"""Exact :math:`I(x; (m, y))` for a random mask independent of x (diagonal covariance).
 
     .. math:: (1-p)\sum_j \tfrac12\log\big(1 + \lambda_j/(Bs^2)\big),\qquad 1-p = \text{keep\_prob}.
 
-    ``noise_std`` may be an array (broadcast); ``s = 0`` gives ``inf`` when ``keep_prob > 0``.
+    ``variances``: diagonal of :math:`\Sigma`; ``noise_std`` may be an array (broadcast);
+    ``s = 0`` gives ``inf`` when ``keep_prob > 0``. In ``unit`` (default bits).
+
+    Examples
+    --------
+    >>> random_mask_mi([3.0], keep_prob=0.5, batch_size=1, noise_std=1.0)  # (1/2) log2(4) / 2
+    0.5
     """
     func = "random_mask_mi"
     scale = _scale(unit, func)
@@ -147,20 +177,26 @@ def random_mask_mi(variances, *, keep_prob, batch_size, noise_std, unit="nats"):
     q = check_real("keep_prob", keep_prob, func=func, low=0, high=1)
     b = check_real("batch_size", batch_size, func=func, low=1)
     s = real_array("noise_std", noise_std, func=func, low=0)
-    with np.errstate(divide="ignore"):
-        per_coord = np.log1p(var / (b * s[..., None] ** 2))
-    mi = 0.5 * q * np.sum(per_coord, axis=-1)
-    return as_output(np.where(q > 0, mi, 0.0) * scale)
+    mi = _channel_mi(var, b, s)
+    return as_output(np.where(q > 0, q * mi, 0.0) * scale)
 
 
-def quantised_coordinate_entropy(std, step, *, unit="nats"):
+def quantised_coordinate_entropy(std, step, *, unit="bits"):
     r"""Exact entropy of :math:`Q_s(X) = s\,\mathrm{round}(X/s)`, :math:`X\sim N(0,\sigma^2)`.
 
     :math:`H = -\sum_l P_l\log P_l`,
     :math:`P_l = \Phi((l+\tfrac12)s/\sigma) - \Phi((l-\tfrac12)s/\sigma)`,
     summed over :math:`|l| s \le 14\sigma` (the rest carries less than :math:`10^{-44}`);
     cell probabilities are differences of ``ndtr`` on the side away from the mode to keep
-    relative accuracy in the tails. Scalars only.
+    relative accuracy in the tails. Scalars only; in ``unit`` (default bits).
+
+    Examples
+    --------
+    >>> quantised_coordinate_entropy(1.0, 100.0)  # one cell holds all the mass
+    0.0
+    >>> h = 0.5 * math.log(2 * math.pi * math.e)  # h(N(0, 1)) in nats
+    >>> abs(quantised_coordinate_entropy(1.0, 0.01, unit="nats") - (h - math.log(0.01))) < 1e-4
+    True
     """
     func = "quantised_coordinate_entropy"
     scale = _scale(unit, func)
@@ -181,11 +217,18 @@ def quantised_coordinate_entropy(std, step, *, unit="nats"):
     return float(np.sum(weights * special.entr(prob)) * scale)
 
 
-def quantised_update_mi(variances, keep, *, batch_size, step, unit="nats"):
+def quantised_update_mi(variances, keep, *, batch_size, step, unit="bits"):
     r"""Exact :math:`I(x; Q_s(x_K)) = \sum_{j\in K} H(Q_s(x_j))` for independent coordinates.
 
     ``variances``: diagonal of :math:`\Sigma` (per-sample variances); :math:`x_j` has
-    variance :math:`\lambda_j/B`.
+    variance :math:`\lambda_j/B`. ``keep``: boolean mask of the released coordinates. In
+    ``unit`` (default bits).
+
+    Examples
+    --------
+    >>> both = quantised_update_mi([1.0, 1.0], np.array([True, True]), batch_size=1, step=0.5)
+    >>> both == 2 * quantised_coordinate_entropy(1.0, 0.5)
+    True
     """
     func = "quantised_update_mi"
     var = _variances(variances, func)
@@ -197,23 +240,40 @@ def quantised_update_mi(variances, keep, *, batch_size, step, unit="nats"):
     )
 
 
-def gaussian_update_entropy(d_star, log_pdet, *, batch_size, unit="nats"):
+def gaussian_update_entropy(d_star, log_pdet, *, batch_size, unit="bits"):
     r"""Differential entropy of :math:`x\sim N(0,\Sigma/B)` on its d*-dimensional support.
 
     .. math:: h(x) = \tfrac12\big(d^*\log(2\pi e/B) + \log\mathrm{pdet}\,\Sigma\big)
 
-    ``log_pdet`` in nats. Equals ``bounds.priprune.part_b_corrected``.
+    ``log_pdet`` (natural log of the pseudo-determinant of :math:`\Sigma`) in nats; the
+    result in ``unit`` (default bits). Evaluated as ``bounds.priprune.part_b_corrected``
+    with :math:`\Delta = -\log\mathrm{pdet}(\Sigma)/2`, the one copy of the formula.
+
+    Examples
+    --------
+    >>> value = gaussian_update_entropy(1, 0.0, batch_size=1)  # N(0, 1)
+    >>> round(value - 0.5 * math.log2(2 * math.pi * math.e), 12)
+    0.0
     """
     func = "gaussian_update_entropy"
-    scale = _scale(unit, func)
+    check_choice("unit", unit, func=func, choices=UNITS)
     d_star = int_array("d_star", d_star, func=func, low=1)
-    log_pdet = real_array("log_pdet", log_pdet, func=func)
     b = real_array("batch_size", batch_size, func=func, low=1)
-    return as_output(0.5 * (d_star * np.log(2 * np.pi * np.e / b) + log_pdet) * scale)
+    delta = priprune.delta_from_log_pseudo_det(real_array("log_pdet", log_pdet, func=func))
+    return priprune.part_b_corrected(b, d_star, delta, unit=unit)
 
 
 def sample_round(cov, *, batch_size, n_rounds, seed):
-    """Draw ``n_rounds`` round gradients x = mean of B per-sample gradients (Monte Carlo checks)."""
+    r"""Draw ``n_rounds`` round gradients x = mean of B per-sample gradients (Monte Carlo checks).
+
+    Per-sample gradients are :math:`N(0, \Sigma)` (``cov``) from ``numpy``'s generator
+    seeded with ``seed``; returns an array of shape ``(n_rounds, n)``.
+
+    Examples
+    --------
+    >>> sample_round(np.eye(2), batch_size=4, n_rounds=3, seed=0).shape
+    (3, 2)
+    """
     func = "sample_round"
     cov = _covariance(cov, func)
     b = check_int("batch_size", batch_size, func=func, low=1)

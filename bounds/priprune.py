@@ -77,6 +77,7 @@ only the *masked* past weights.
 
 from __future__ import annotations
 
+import functools
 import math
 from types import SimpleNamespace
 
@@ -89,7 +90,6 @@ from bounds.validation import check_choice, check_finite_array, check_int, check
 
 UNITS = ("bits", "nats")
 LN2 = math.log(2)
-LOG2_2PIE = math.log2(2 * math.pi * math.e)
 
 SYMBOLS = SimpleNamespace(
     p=sp.Symbol("p", nonnegative=True),
@@ -105,32 +105,131 @@ SYMBOLS = SimpleNamespace(
 
 
 # ---------------------------------------------------------------------------------------
+# The formulas: one sympy expression each, in bits
+# ---------------------------------------------------------------------------------------
+
+
+class entr(sp.Function):  # lower case: named after scipy.special.entr, its numeric form
+    r""":math:`-x\ln x` in nats, continuous at 0 (:math:`\mathrm{entr}(0) = 0`).
+
+    A sympy function so that the binary entropy is one expression that differentiates and
+    simplifies symbolically and lambdifies to ``scipy.special.entr`` (exact at p = 0 and 1,
+    where :math:`x\ln x` would give NaN in floating point). ``rewrite(sp.log)`` gives
+    :math:`-x\log x`.
+
+    Examples
+    --------
+    >>> entr(0), entr(1), sp.diff(entr(SYMBOLS.p), SYMBOLS.p)
+    (0, 0, -log(p) - 1)
+    """
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return sp.S.Zero
+        if x.is_Number:
+            return -x * sp.log(x)
+        return None
+
+    def fdiff(self, argindex=1):
+        return -sp.log(self.args[0]) - 1
+
+    def _eval_rewrite_as_log(self, x, **kwargs):
+        return -x * sp.log(x)
+
+
+def _sym_binary_entropy(p):
+    """:math:`H_b(p)` in bits."""
+    return (entr(p) + entr(1 - p)) / sp.log(2)
+
+
+def _sym_terms(p, B, d_star, Delta, d, corrected):
+    """The mask term, parts A-D and the single-round bound, in bits: the one source.
+
+    Every numeric function of this module is ``sp.lambdify`` of one of these (``_kernel``).
+    """
+    delta_bits = Delta / sp.log(2)
+    log2_2pie = sp.log(2 * sp.pi * sp.E, 2)
+    if corrected:
+        mask = d * _sym_binary_entropy(p)
+        part_d = d_star / 2 * (log2_2pie + sp.log(B, 2))
+        part_c = part_d - delta_bits
+        part_b = part_c - d_star * sp.log(B, 2)
+    else:
+        mask = 1 - (p - 1) / (2 * sp.log(2))
+        part_d = d_star / 2 * log2_2pie
+        part_c = delta_bits + part_d
+        part_b = sp.log(1 / B, 2) + part_c
+    part_a = part_b + mask
+    return {
+        "mask": mask,
+        "A": part_a,
+        "B": part_b,
+        "C": part_c,
+        "D": part_d,
+        "single": part_a + part_b,
+    }
+
+
+def _bits_expr(name, corrected):
+    """Sympy expression ``name`` (a key of ``_sym_terms``, "multi", "prunefl" or "hb") in bits.
+
+    PruneFL (eq. 23) is Theorem 1 with the kept fraction :math:`|\\bar P\\cup A|/d` in place
+    of :math:`1-p` (published: :math:`1 + k/(2d\\ln2)`; corrected: :math:`dH_b(k/d)`, as
+    :math:`H_b` is symmetric); Corollary 1 is ``T`` times the single-round bound.
+    """
+    s = SYMBOLS
+    if name == "hb":
+        return _sym_binary_entropy(s.p)
+    terms = _sym_terms(s.p, s.B, s.d_star, s.Delta, s.d, corrected)
+    if name == "multi":
+        return s.T * terms["single"]
+    if name == "prunefl":
+        return terms["single"].subs(s.p, 1 - s.kept / s.d)
+    return terms[name]
+
+
+def _sym_unit(expr_bits, unit, func):
+    unit = _unit(unit, func)
+    return expr_bits * sp.log(2) if unit == "nats" else expr_bits
+
+
+# Validated argument name (see ``_args``) -> the symbol it binds.
+_ARGUMENTS = {
+    "p": SYMBOLS.p,
+    "B": SYMBOLS.B,
+    "d_star": SYMBOLS.d_star,
+    "delta": SYMBOLS.Delta,
+    "d": SYMBOLS.d,
+    "kept": SYMBOLS.kept,
+    "T": SYMBOLS.T,
+}
+_NUMERIC_MODULES = [{"entr": special.entr}, "numpy"]
+
+
+@functools.cache
+def _kernel(name, corrected, unit):
+    """``sp.lambdify`` of ``_bits_expr(name, corrected)`` in ``unit``, built once per key."""
+    expr = _sym_unit(_bits_expr(name, corrected), unit, "_kernel")
+    names = tuple(n for n, sym in _ARGUMENTS.items() if sym in expr.free_symbols)
+    return names, sp.lambdify([_ARGUMENTS[n] for n in names], expr, _NUMERIC_MODULES)
+
+
+def _evaluate(name, corrected, a):
+    """Evaluate a formula on the validated arguments ``a`` (from ``_args``), broadcast."""
+    names, func = _kernel(name, corrected, a.unit)
+    inputs = [value for key, value in vars(a).items() if key != "unit"]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in inputs))
+    return np.broadcast_to(func(*(getattr(a, n) for n in names)), shape)
+
+
+# ---------------------------------------------------------------------------------------
 # Validation and units
 # ---------------------------------------------------------------------------------------
 
 
 def _unit(unit, func):
     return check_choice("unit", unit, func=func, choices=UNITS)
-
-
-def _from_bits(value_bits, unit):
-    return as_output(value_bits * (LN2 if unit == "nats" else 1.0))
-
-
-def _p(p, func):
-    return real_array("p", p, func=func, low=0, high=1)
-
-
-def _b(b, func):
-    return real_array("B", b, func=func, low=1)
-
-
-def _d_star(d_star, func):
-    return int_array("d_star", d_star, func=func, low=1)
-
-
-def _delta(delta, func):
-    return real_array("delta", delta, func=func)
 
 
 def _d(d, d_star, func):
@@ -143,11 +242,62 @@ def _d(d, d_star, func):
     return d
 
 
+def _args(func, unit, **kwargs):
+    """Validate the named arguments of ``func`` at its public boundary."""
+    out = SimpleNamespace(unit=_unit(unit, func))
+    checks = {
+        "p": lambda v: real_array("p", v, func=func, low=0, high=1),
+        "B": lambda v: real_array("B", v, func=func, low=1),
+        "d_star": lambda v: int_array("d_star", v, func=func, low=1),
+        "delta": lambda v: real_array("delta", v, func=func),
+        "T": lambda v: int_array("T", v, func=func, low=1),
+    }
+    for name, value in kwargs.items():
+        if name in checks:
+            setattr(out, name, checks[name](value))
+    if "d" in kwargs:
+        out.d = _d(kwargs["d"], out.d_star if "d_star" in kwargs else 1, func)
+    if "kept" in kwargs:
+        out.kept = int_array("kept", kwargs["kept"], func=func, low=0)
+        d = out.d if "d" in kwargs else 1
+        if np.any(out.kept > d):
+            raise ValueError(
+                f"The 'kept' parameter of {func} must be at most d. "
+                f"Got {np.max(out.kept)} > {np.min(d)} instead."
+            )
+    return out
+
+
+def _bound(name, corrected, func, unit, **kwargs):
+    """Validate ``kwargs`` for ``func`` and evaluate formula ``name``: a float or an array."""
+    return as_output(_evaluate(name, corrected, _args(func, unit, **kwargs)))
+
+
+def _sum_rounds(name, corrected, func, unit, **kwargs):
+    """Sum formula ``name`` over the last axis (one entry per round)."""
+    values = _evaluate(name, corrected, _args(func, unit, **kwargs))
+    if values.ndim == 0:
+        raise ValueError(
+            f"{func} needs per-round sequences (one entry per round). Got scalars instead."
+        )
+    return as_output(np.sum(values, axis=-1))
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------
+
+
 def delta_from_log_pseudo_det(log_pdet):
     r""":math:`\Delta = \log|\det\Sigma^{-1/2}| = -\tfrac12\log\mathrm{pdet}(\Sigma)` in nats.
 
     ``log_pdet``: natural log of the pseudo-determinant (product of the non-zero
-    eigenvalues) of the centred per-sample gradient covariance.
+    eigenvalues) of the centred per-sample gradient covariance (scalar or array).
+
+    Examples
+    --------
+    >>> delta_from_log_pseudo_det(2.0)
+    -1.0
     """
     return as_output(-0.5 * real_array("log_pdet", log_pdet, func="delta_from_log_pseudo_det"))
 
@@ -157,9 +307,15 @@ def spectrum_summary(eigenvalues, *, rtol=None):
 
     Eigenvalues above ``rtol * max(eigenvalues)`` (default ``n * eps``, numpy's
     ``matrix_rank`` rule) form the non-singular part: :math:`d^*` is their number and
-    ``log_pdet`` the sum of their natural logs. Raises ValueError for a spectrum that is
-    not positive semi-definite (an eigenvalue below ``-rtol * max``) or has no positive
+    ``log_pdet`` the sum of their natural logs (nats). Raises ValueError for a spectrum that
+    is not positive semi-definite (an eigenvalue below ``-rtol * max``) or has no positive
     eigenvalue.
+
+    Examples
+    --------
+    >>> d_star, log_pdet = spectrum_summary([4.0, 1.0, 0.0])
+    >>> d_star, log_pdet == math.log(4.0)
+    (2, True)
     """
     func = "spectrum_summary"
     eig = check_finite_array("eigenvalues", eigenvalues, func=func, ndim=1)
@@ -182,82 +338,21 @@ def spectrum_summary(eigenvalues, *, rtol=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Numeric kernels (bits, validated inputs) and the public boundary
-# ---------------------------------------------------------------------------------------
-
-
-def _hb(p):
-    return (special.entr(p) + special.entr(1 - p)) / LN2
-
-
-def _mask_pub(p):
-    return 1 - (p - 1) / (2 * LN2)
-
-
-def _d_pub(d_star):
-    return d_star / 2 * LOG2_2PIE
-
-
-def _c_pub(d_star, delta):
-    return delta / LN2 + _d_pub(d_star)
-
-
-def _b_pub(b, d_star, delta):
-    return -np.log2(b) + _c_pub(d_star, delta)
-
-
-def _d_cor(b, d_star):
-    return d_star / 2 * (LOG2_2PIE + np.log2(b))
-
-
-def _c_cor(b, d_star, delta):
-    return _d_cor(b, d_star) - delta / LN2
-
-
-def _b_cor(b, d_star, delta):
-    return _c_cor(b, d_star, delta) - d_star * np.log2(b)
-
-
-def _args(func, unit, **kwargs):
-    """Validate the named arguments of ``func`` at its public boundary."""
-    out = SimpleNamespace(unit=_unit(unit, func))
-    checks = {"p": _p, "B": _b, "d_star": _d_star, "delta": _delta}
-    for name, value in kwargs.items():
-        if name in checks:
-            setattr(out, name, checks[name](value, func))
-    if "d" in kwargs:
-        out.d = _d(kwargs["d"], out.d_star if "d_star" in kwargs else 1, func)
-    if "T" in kwargs:
-        out.T = int_array("T", kwargs["T"], func=func, low=1)
-    if "kept" in kwargs:
-        out.kept = int_array("kept", kwargs["kept"], func=func, low=0)
-        d = out.d if "d" in kwargs else 1
-        if np.any(out.kept > d):
-            raise ValueError(
-                f"The 'kept' parameter of {func} must be at most d. "
-                f"Got {np.max(out.kept)} > {np.min(d)} instead."
-            )
-    return out
-
-
-def _sum_rounds(values, func):
-    values = np.asarray(values)
-    if values.ndim == 0:
-        raise ValueError(
-            f"{func} needs per-round sequences (one entry per round). Got scalars instead."
-        )
-    return as_output(np.sum(values, axis=-1))
-
-
-# ---------------------------------------------------------------------------------------
 # Entropy helpers
 # ---------------------------------------------------------------------------------------
 
 
 def binary_entropy(p, *, unit="bits"):
-    r"""Binary entropy :math:`H_b(p) = -p\log p - (1-p)\log(1-p)`."""
-    a = _args("binary_entropy", unit, p=p)
-    return _from_bits(_hb(a.p), a.unit)
+    r"""Binary entropy :math:`H_b(p) = -p\log p - (1-p)\log(1-p)`, in ``unit``.
+
+    Examples
+    --------
+    >>> binary_entropy(0.5), binary_entropy(0.0)
+    (1.0, 0.0)
+    >>> binary_entropy(0.5, unit="nats") == math.log(2)
+    True
+    """
+    return _bound("hb", False, "binary_entropy", unit, p=p)
 
 
 def binary_entropy_taylor(p, n_terms, *, unit="bits"):
@@ -266,13 +361,23 @@ def binary_entropy_taylor(p, n_terms, *, unit="bits"):
     .. math:: H_b(p) = 1 - \frac{1}{2\ln2}\sum_{n\ge1}\frac{(1-2p)^{2n}}{n(2n-1)} \quad\text{bits}.
 
     Every term is non-negative, so each truncation is an upper bound on :math:`H_b(p)`.
+    A series, not a closed form: its only copy is this one (tests check it against
+    ``binary_entropy``).
+
+    Examples
+    --------
+    >>> binary_entropy_taylor(0.5, 3)  # every term vanishes at 1/2
+    1.0
+    >>> binary_entropy_taylor(0.25, 1) == 1 - 0.25 / (2 * math.log(2))
+    True
     """
     func = "binary_entropy_taylor"
     a = _args(func, unit, p=p)
     n_terms = check_int("n_terms", n_terms, func=func, low=0)
     n = np.arange(1, n_terms + 1)
     x = (1 - 2 * a.p)[..., None] ** (2 * n) / (n * (2 * n - 1))
-    return _from_bits(1 - np.sum(x, axis=-1) / (2 * LN2), a.unit)
+    bits = 1 - np.sum(x, axis=-1) / (2 * LN2)
+    return as_output(bits * (LN2 if a.unit == "nats" else 1.0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -281,39 +386,69 @@ def binary_entropy_taylor(p, n_terms, *, unit="bits"):
 
 
 def mask_entropy_published(p, *, unit="bits"):
-    r"""The mask term of part A as published: :math:`1 - (p-1)/(2\ln 2)` (eq. 15, bits)."""
-    a = _args("mask_entropy_published", unit, p=p)
-    return _from_bits(_mask_pub(a.p), a.unit)
+    r"""The mask term of part A as published: :math:`1 - (p-1)/(2\ln 2)` bits (eq. 15).
+
+    Examples
+    --------
+    >>> mask_entropy_published(1.0)
+    1.0
+    >>> mask_entropy_published(0.0) == 1 + 1 / (2 * math.log(2))
+    True
+    """
+    return _bound("mask", False, "mask_entropy_published", unit, p=p)
 
 
 def part_d_published(d_star, *, unit="bits"):
-    r"""Part D as published (eq. 19): :math:`\tfrac{d^*}2\log(2\pi e)`."""
-    a = _args("part_d_published", unit, d_star=d_star)
-    return _from_bits(_d_pub(a.d_star), a.unit)
+    r"""Part D as published (eq. 19): :math:`\tfrac{d^*}2\log_2(2\pi e)` bits.
+
+    Examples
+    --------
+    >>> round(part_d_published(2) - math.log2(2 * math.pi * math.e), 12)
+    0.0
+    """
+    return _bound("D", False, "part_d_published", unit, d_star=d_star)
 
 
 def part_c_published(d_star, delta, *, unit="bits"):
-    r"""Part C as published (eq. 18 + 19): :math:`\Delta + \tfrac{d^*}2\log(2\pi e)`."""
-    a = _args("part_c_published", unit, d_star=d_star, delta=delta)
-    return _from_bits(_c_pub(a.d_star, a.delta), a.unit)
+    r"""Part C as published (eq. 18 + 19): :math:`\Delta/\ln 2 + \tfrac{d^*}2\log_2(2\pi e)` bits.
+
+    ``delta`` (:math:`\Delta`) is in nats.
+
+    Examples
+    --------
+    >>> round(part_c_published(1, math.log(2)) - part_d_published(1), 12)  # Delta = 1 bit
+    1.0
+    """
+    return _bound("C", False, "part_c_published", unit, d_star=d_star, delta=delta)
 
 
 def part_b_published(B, d_star, delta, *, unit="bits"):
-    r"""Part B as published (eq. 17-19): :math:`\log\frac1B + \Delta + \frac{d^*}2\log(2\pi e)`."""
-    a = _args("part_b_published", unit, B=B, d_star=d_star, delta=delta)
-    return _from_bits(_b_pub(a.B, a.d_star, a.delta), a.unit)
+    r"""Part B as published (eq. 17-19): :math:`\log_2\frac1B + \text{part C}` bits.
+
+    Examples
+    --------
+    >>> round(part_b_published(2, 1, 0.0) - part_c_published(1, 0.0), 12)  # log2(1/2)
+    -1.0
+    """
+    return _bound("B", False, "part_b_published", unit, B=B, d_star=d_star, delta=delta)
 
 
 def part_a_published(p, B, d_star, delta, *, unit="bits"):
-    r"""Part A as published (eq. 15): part B plus :math:`1 - (p-1)/(2\ln2)`."""
-    a = _args("part_a_published", unit, p=p, B=B, d_star=d_star, delta=delta)
-    return _from_bits(_b_pub(a.B, a.d_star, a.delta) + _mask_pub(a.p), a.unit)
+    r"""Part A as published (eq. 15): part B plus :math:`1 - (p-1)/(2\ln2)` bits.
+
+    Examples
+    --------
+    >>> round(part_a_published(1.0, 2, 1, 0.0) - part_b_published(2, 1, 0.0), 12)
+    1.0
+    """
+    return _bound("A", False, "part_a_published", unit, p=p, B=B, d_star=d_star, delta=delta)
 
 
 def single_round_bound(p, B, d_star, delta, *, unit="bits"):
     r"""PriPrune Theorem 1 (eq. 4; journal Theorem 4.1, eq. 6) exactly as published.
 
-    .. math:: I_i^t \le 1 - \frac{p-1}{2\ln 2} + 2\log_2\frac1B + 2\Delta + d^*\log_2(2\pi e)
+    .. math:: I_i^t \le 1 - \frac{p-1}{2\ln 2} + 2\log_2\frac1B + 2\frac{\Delta}{\ln 2}
+              + d^*\log_2(2\pi e) \quad\text{bits per round}
 
     Parameters
     ----------
@@ -321,46 +456,68 @@ def single_round_bound(p, B, d_star, delta, *, unit="bits"):
     B : batch size >= 1.
     d_star : dimension of the non-singular part of the gradient covariance (int >= 1).
     delta : :math:`\Delta = \log|\det\Sigma^{-1/2}|` in nats.
-    unit : "bits" (the paper's unit) or "nats".
+    unit : "bits" (default, the paper's unit) or "nats".
+
+    Examples
+    --------
+    >>> single_round_bound(1.0, 1, 1, 0.0) == 1 + math.log2(2 * math.pi * math.e)
+    True
     """
-    a = _args("single_round_bound", unit, p=p, B=B, d_star=d_star, delta=delta)
-    return _from_bits(2 * _b_pub(a.B, a.d_star, a.delta) + _mask_pub(a.p), a.unit)
+    return _bound("single", False, "single_round_bound", unit, p=p, B=B, d_star=d_star, delta=delta)
 
 
 def multi_round_bound(p, B, d_star, delta, T, *, unit="bits"):
-    """PriPrune Corollary 1 (eq. 5; journal Corollary 4.2): ``T`` times the single-round bound."""
-    a = _args("multi_round_bound", unit, p=p, B=B, d_star=d_star, delta=delta, T=T)
-    single = 2 * _b_pub(a.B, a.d_star, a.delta) + _mask_pub(a.p)
-    return _from_bits(a.T * single, a.unit)
+    """PriPrune Corollary 1 (eq. 5; journal Corollary 4.2): ``T`` times the single-round bound.
+
+    Total over ``T`` rounds (int >= 1), in ``unit`` (default bits); other arguments as in
+    ``single_round_bound``.
+
+    Examples
+    --------
+    >>> multi_round_bound(0.3, 8, 5, -1.0, 3) == 3 * single_round_bound(0.3, 8, 5, -1.0)
+    True
+    """
+    return _bound(
+        "multi", False, "multi_round_bound", unit, p=p, B=B, d_star=d_star, delta=delta, T=T
+    )
 
 
 def multi_round_bound_per_round(p, B, d_star, delta, *, unit="bits"):
     r"""Corollary 1 with per-round parameters: the sum over rounds of the single-round bound.
 
     Round :math:`t` uses :math:`(p_t, B_t, d^*_t, \Delta_t)`. Arguments broadcast; the
-    last axis indexes the rounds and is summed.
+    last axis indexes the rounds and is summed (total, in ``unit``).
+
+    Examples
+    --------
+    >>> total = multi_round_bound_per_round([0.2, 0.6], [4, 16], 5, -1.0)
+    >>> total == single_round_bound(0.2, 4, 5, -1.0) + single_round_bound(0.6, 16, 5, -1.0)
+    True
     """
-    a = _args("multi_round_bound_per_round", unit, p=p, B=B, d_star=d_star, delta=delta)
-    single = 2 * _b_pub(a.B, a.d_star, a.delta) + _mask_pub(a.p)
-    return _sum_rounds(_from_bits(single, a.unit), "multi_round_bound_per_round")
+    return _sum_rounds(
+        "single", False, "multi_round_bound_per_round", unit, p=p, B=B, d_star=d_star, delta=delta
+    )
 
 
 def prunefl_single_round_bound(kept, d, B, d_star, delta, *, form="union", unit="bits"):
-    r"""PruneFL single-round bound (AAAI eq. 23, journal eq. 25) as published.
+    r"""PruneFL single-round bound (AAAI eq. 23, journal eq. 25) as published, in ``unit``.
 
-    .. math:: 1 + \frac{|\bar P\cup A|}{2d\ln2} + 2\log\frac1B + 2\Delta + d^*\log(2\pi e)
-              \;\le\; 1 + \frac{|\bar P|}{2d\ln2} + \ldots
+    .. math:: 1 + \frac{|\bar P\cup A|}{2d\ln2} + 2\log_2\frac1B + 2\frac{\Delta}{\ln 2}
+              + d^*\log_2(2\pi e) \;\le\; 1 + \frac{|\bar P|}{2d\ln2} + \ldots
 
     ``kept`` is :math:`|\bar P\cup A|` (``form="union"``) or :math:`|\bar P|`
-    (``form="pbar"``, the right-hand side). The term replaces :math:`1-p` by
-    :math:`|\cdot|/d`. Deviation: the second inequality points the wrong way (module
-    docstring, item 5).
+    (``form="pbar"``, the right-hand side); ``d`` the number of parameters. The term
+    replaces :math:`1-p` by :math:`|\cdot|/d`. Deviation: the second inequality points
+    the wrong way (module docstring, item 5).
+
+    Examples
+    --------
+    >>> prunefl_single_round_bound(300, 1000, 8, 5, -1.0) == single_round_bound(0.7, 8, 5, -1.0)
+    True
     """
     func = "prunefl_single_round_bound"
     check_choice("form", form, func=func, choices=("union", "pbar"))
-    a = _args(func, unit, B=B, d_star=d_star, delta=delta, d=d, kept=kept)
-    value = 1 + a.kept / (2 * a.d * LN2) + 2 * _b_pub(a.B, a.d_star, a.delta)
-    return _from_bits(value, a.unit)
+    return _bound("prunefl", False, func, unit, B=B, d_star=d_star, delta=delta, d=d, kept=kept)
 
 
 # ---------------------------------------------------------------------------------------
@@ -373,79 +530,128 @@ def mask_entropy_corrected(p, d, *, unit="bits"):
 
     The maximum entropy of a binary vector with :math:`\mathbb E\,|\{j: m_j = 0\}| = pd` is
     attained by i.i.d. Bernoulli entries; a mask with exactly :math:`pd` zeros has
-    :math:`\log_2\binom{d}{pd} \le d H_b(p)`.
+    :math:`\log_2\binom{d}{pd} \le d H_b(p)` bits.
+
+    Examples
+    --------
+    >>> mask_entropy_corrected(0.5, 8)  # 8 fair coins
+    8.0
     """
-    a = _args("mask_entropy_corrected", unit, p=p, d=d)
-    return _from_bits(a.d * _hb(a.p), a.unit)
+    return _bound("mask", True, "mask_entropy_corrected", unit, p=p, d=d)
 
 
 def part_d_corrected(B, d_star, *, unit="bits"):
-    r"""Part D corrected: :math:`\frac{d^*}2\log(2\pi eB)`.
+    r"""Part D corrected: :math:`\frac{d^*}2\log_2(2\pi eB)` bits.
 
     :math:`\sum_{b\le B} z_b` of independent whitened vectors has covariance :math:`BI`.
+
+    Examples
+    --------
+    >>> round(part_d_corrected(4, 1) - part_d_published(1), 12)  # (1/2) log2 4
+    1.0
     """
-    a = _args("part_d_corrected", unit, B=B, d_star=d_star)
-    return _from_bits(_d_cor(a.B, a.d_star), a.unit)
+    return _bound("D", True, "part_d_corrected", unit, B=B, d_star=d_star)
 
 
 def part_c_corrected(B, d_star, delta, *, unit="bits"):
-    r"""Part C corrected: :math:`\hat g = \Sigma^{1/2}z` adds :math:`\log\det\Sigma/2 = -\Delta`."""
-    a = _args("part_c_corrected", unit, B=B, d_star=d_star, delta=delta)
-    return _from_bits(_c_cor(a.B, a.d_star, a.delta), a.unit)
+    r"""Part C corrected: :math:`\hat g = \Sigma^{1/2}z` adds :math:`\log\det\Sigma/2 = -\Delta`.
+
+    ``delta`` in nats; result :math:`\text{part D} - \Delta/\ln 2` bits.
+
+    Examples
+    --------
+    >>> round(part_c_corrected(4, 1, math.log(2)) - part_d_corrected(4, 1), 12)
+    -1.0
+    """
+    return _bound("C", True, "part_c_corrected", unit, B=B, d_star=d_star, delta=delta)
 
 
 def part_b_corrected(B, d_star, delta, *, unit="bits"):
-    r"""Part B corrected: scaling a :math:`d^*`-vector by :math:`1/B` adds :math:`-d^*\log B`.
+    r"""Part B corrected: scaling a :math:`d^*`-vector by :math:`1/B` adds :math:`-d^*\log_2 B`.
 
-    Equals :math:`\tfrac12\log\big((2\pi e)^{d^*}\det(\Sigma/B)\big)`, the entropy of
+    Equals :math:`\tfrac12\log_2\big((2\pi e)^{d^*}\det(\Sigma/B)\big)`, the entropy of
     :math:`N(0, \Sigma/B)` (``bounds.gaussian.gaussian_update_entropy``).
+
+    Examples
+    --------
+    >>> round(part_b_corrected(2, 3, 0.0) - part_c_corrected(2, 3, 0.0), 12)  # -3 log2 2
+    -3.0
     """
-    a = _args("part_b_corrected", unit, B=B, d_star=d_star, delta=delta)
-    return _from_bits(_b_cor(a.B, a.d_star, a.delta), a.unit)
+    return _bound("B", True, "part_b_corrected", unit, B=B, d_star=d_star, delta=delta)
 
 
 def part_a_corrected(p, d, B, d_star, delta, *, unit="bits"):
-    r"""Part A corrected: part B plus :math:`d\,H_b(p)`."""
-    a = _args("part_a_corrected", unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
-    return _from_bits(_b_cor(a.B, a.d_star, a.delta) + a.d * _hb(a.p), a.unit)
+    r"""Part A corrected: part B plus :math:`d\,H_b(p)` bits.
+
+    Examples
+    --------
+    >>> round(part_a_corrected(0.5, 3, 2, 1, 0.0) - part_b_corrected(2, 1, 0.0), 12)
+    3.0
+    """
+    func = "part_a_corrected"
+    return _bound("A", True, func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
 
 
 def single_round_bound_corrected(p, d, B, d_star, delta, *, unit="bits"):
     r"""Theorem 1 with consistent units and dimensions (module docstring, items 1-4).
 
-    .. math:: I_i^t \le d\,H_b(p) + d^*\log_2\frac{2\pi e}{B} - 2\Delta \quad\text{bits}
-              = d\,H_b(p) + 2\,h\big(N(0,\Sigma/B)\big).
+    .. math:: I_i^t \le d\,H_b(p) + d^*\log_2\frac{2\pi e}{B} - 2\frac{\Delta}{\ln 2}
+              \quad\text{bits per round} \;= d\,H_b(p) + 2\,h\big(N(0,\Sigma/B)\big).
 
     Parameters as in ``single_round_bound``, plus ``d`` (parameters covered by the mask,
     ``d >= d_star``). The paper's first step is kept, so this is not an upper bound on the
     mutual information of a noiseless release (see ``bounds.gaussian``).
+
+    Examples
+    --------
+    >>> single_round_bound_corrected(0.5, 2, 1, 1, 0.0) == 2 + math.log2(2 * math.pi * math.e)
+    True
     """
-    a = _args("single_round_bound_corrected", unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
-    return _from_bits(2 * _b_cor(a.B, a.d_star, a.delta) + a.d * _hb(a.p), a.unit)
+    func = "single_round_bound_corrected"
+    return _bound("single", True, func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
 
 
 def multi_round_bound_corrected(p, d, B, d_star, delta, T, *, unit="bits"):
-    """Corollary 1 corrected, constant parameters: ``T`` times ``single_round_bound_corrected``."""
+    """Corollary 1 corrected, constant parameters: ``T`` times ``single_round_bound_corrected``.
+
+    Total over ``T`` rounds, in ``unit`` (default bits).
+
+    Examples
+    --------
+    >>> value = multi_round_bound_corrected(0.3, 9, 8, 5, -1.0, 4)
+    >>> value == 4 * single_round_bound_corrected(0.3, 9, 8, 5, -1.0)
+    True
+    """
     func = "multi_round_bound_corrected"
-    a = _args(func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d, T=T)
-    single = 2 * _b_cor(a.B, a.d_star, a.delta) + a.d * _hb(a.p)
-    return _from_bits(a.T * single, a.unit)
+    return _bound("multi", True, func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d, T=T)
 
 
 def multi_round_bound_corrected_per_round(p, d, B, d_star, delta, *, unit="bits"):
-    """Corrected Corollary 1 with per-round parameters (last axis = rounds, summed)."""
+    """Corrected Corollary 1 with per-round parameters (last axis = rounds, summed; total).
+
+    Examples
+    --------
+    >>> total = multi_round_bound_corrected_per_round([0.5, 0.5], 2, 1, 1, 0.0)
+    >>> total == 2 * single_round_bound_corrected(0.5, 2, 1, 1, 0.0)
+    True
+    """
     func = "multi_round_bound_corrected_per_round"
-    a = _args(func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
-    single = 2 * _b_cor(a.B, a.d_star, a.delta) + a.d * _hb(a.p)
-    return _sum_rounds(_from_bits(single, a.unit), func)
+    return _sum_rounds("single", True, func, unit, p=p, B=B, d_star=d_star, delta=delta, d=d)
 
 
 def prunefl_single_round_bound_corrected(kept, d, B, d_star, delta, *, unit="bits"):
-    r"""PruneFL corrected: :math:`d\,H_b(|\bar P\cup A|/d)` plus twice the corrected part B."""
+    r"""PruneFL corrected: :math:`d\,H_b(|\bar P\cup A|/d)` plus twice the corrected part B.
+
+    In ``unit`` (default bits) per round; ``delta`` in nats.
+
+    Examples
+    --------
+    >>> prunefl_single_round_bound_corrected(1, 2, 1, 1, 0.0) == 2 + math.log2(
+    ...     2 * math.pi * math.e)
+    True
+    """
     func = "prunefl_single_round_bound_corrected"
-    a = _args(func, unit, B=B, d_star=d_star, delta=delta, d=d, kept=kept)
-    value = a.d * _hb(a.kept / a.d) + 2 * _b_cor(a.B, a.d_star, a.delta)
-    return _from_bits(value, a.unit)
+    return _bound("prunefl", True, func, unit, B=B, d_star=d_star, delta=delta, d=d, kept=kept)
 
 
 # ---------------------------------------------------------------------------------------
@@ -453,78 +659,74 @@ def prunefl_single_round_bound_corrected(kept, d, B, d_star, delta, *, unit="bit
 # ---------------------------------------------------------------------------------------
 
 
-def _sym_unit(expr_bits, unit, func):
-    unit = _unit(unit, func)
-    return expr_bits * sp.log(2) if unit == "nats" else expr_bits
-
-
-def _sym_log2(x):
-    return sp.log(x, 2)
-
-
-def _sym_binary_entropy(p):
-    return -(p * _sym_log2(p) + (1 - p) * _sym_log2(1 - p))
-
-
-def _sym_parts(p, B, d_star, Delta, d, corrected):
-    """Parts A-D (bits) as sympy expressions, published or corrected."""
-    delta_bits = Delta / sp.log(2)
-    log2_2pie = _sym_log2(2 * sp.pi * sp.E)
-    if corrected:
-        part_d = d_star / 2 * (log2_2pie + _sym_log2(B))
-        part_c = part_d - delta_bits
-        part_b = part_c - d_star * _sym_log2(B)
-        part_a = part_b + d * _sym_binary_entropy(p)
-    else:
-        part_d = d_star / 2 * log2_2pie
-        part_c = delta_bits + part_d
-        part_b = _sym_log2(1 / B) + part_c
-        part_a = part_b + 1 - (p - 1) / (2 * sp.log(2))
-    return {"A": part_a, "B": part_b, "C": part_c, "D": part_d}
-
-
 def part_expr(part, *, unit="bits", corrected=False):
-    """Sympy expression of proof part ``"A"``, ``"B"``, ``"C"`` or ``"D"`` in ``SYMBOLS``."""
+    """Sympy expression of proof part ``"A"``, ``"B"``, ``"C"`` or ``"D"`` in ``SYMBOLS``.
+
+    :math:`\\Delta` in nats, the result in ``unit``; the numeric ``part_*`` functions are
+    this expression lambdified.
+
+    Examples
+    --------
+    >>> part_expr("A") - part_expr("B")
+    -(p - 1)/(2*log(2)) + 1
+    """
     check_choice("part", part, func="part_expr", choices=("A", "B", "C", "D"))
-    s = SYMBOLS
-    parts = _sym_parts(s.p, s.B, s.d_star, s.Delta, s.d, corrected)
-    return _sym_unit(parts[part], unit, "part_expr")
+    return _sym_unit(_bits_expr(part, corrected), unit, "part_expr")
 
 
 def single_round_bound_expr(*, unit="bits", corrected=False):
     r"""Theorem 1 (published or corrected) as a sympy expression in p, B, d*, Delta (and d).
 
-    :math:`\Delta` is in nats, the result in ``unit``. Differentiate, substitute or
-    ``sp.lambdify`` it; ``sp.latex`` gives the LaTeX.
+    :math:`\Delta` is in nats, the result in ``unit`` (per round). Differentiate,
+    substitute or ``sp.lambdify`` it (with ``{"entr": scipy.special.entr}`` for the
+    corrected form); ``sp.latex`` gives the LaTeX.
+
+    Examples
+    --------
+    >>> sp.diff(single_round_bound_expr(), SYMBOLS.p)
+    -1/(2*log(2))
     """
-    s = SYMBOLS
-    parts = _sym_parts(s.p, s.B, s.d_star, s.Delta, s.d, corrected)
-    return _sym_unit(parts["A"] + parts["B"], unit, "single_round_bound_expr")
+    return _sym_unit(_bits_expr("single", corrected), unit, "single_round_bound_expr")
 
 
 def multi_round_bound_expr(*, unit="bits", corrected=False):
-    """Corollary 1 with constant parameters: ``T`` times the single-round expression."""
-    return SYMBOLS.T * single_round_bound_expr(unit=unit, corrected=corrected)
+    """Corollary 1 with constant parameters: ``T`` times the single-round expression (total).
+
+    Examples
+    --------
+    >>> sp.simplify(multi_round_bound_expr() / single_round_bound_expr())
+    T
+    """
+    return _sym_unit(_bits_expr("multi", corrected), unit, "multi_round_bound_expr")
 
 
 def multi_round_bound_per_round_expr(*, unit="bits", corrected=False):
     r"""Sum over rounds :math:`t = 1..T` of the single-round expression at indexed parameters.
 
     Indexed bases :math:`p_t, B_t, d^*_t, \Delta_t` (and :math:`d_t` when corrected).
+
+    Examples
+    --------
+    >>> multi_round_bound_per_round_expr().limits
+    ((t, 1, T),)
     """
     t = SYMBOLS.t
     p, B, d_star, Delta, d = (sp.IndexedBase(n) for n in ("p", "B", "d^*", "Delta", "d"))
-    parts = _sym_parts(p[t], B[t], d_star[t], Delta[t], d[t], corrected)
-    body = _sym_unit(parts["A"] + parts["B"], unit, "multi_round_bound_per_round_expr")
+    single = _sym_terms(p[t], B[t], d_star[t], Delta[t], d[t], corrected)["single"]
+    body = _sym_unit(single, unit, "multi_round_bound_per_round_expr")
     return sp.Sum(body, (t, 1, SYMBOLS.T))
 
 
 def prunefl_single_round_bound_expr(*, unit="bits", corrected=False):
-    r"""PruneFL bound (eq. 23) in :math:`k = |\bar P\cup A|, d, B, d^*, \Delta`."""
-    s = SYMBOLS
-    parts = _sym_parts(s.kept / s.d, s.B, s.d_star, s.Delta, s.d, corrected)
-    if corrected:
-        expr = s.d * _sym_binary_entropy(s.kept / s.d) + 2 * parts["B"]
-    else:
-        expr = 1 + s.kept / (2 * s.d * sp.log(2)) + 2 * parts["B"]
-    return _sym_unit(expr, unit, "prunefl_single_round_bound_expr")
+    r"""PruneFL bound (eq. 23) in :math:`k = |\bar P\cup A|, d, B, d^*, \Delta`.
+
+    Theorem 1 with :math:`1 - p` replaced by :math:`k/d`.
+
+    Examples
+    --------
+    >>> s = SYMBOLS
+    >>> prunefl = prunefl_single_round_bound_expr()
+    >>> sp.simplify(prunefl.subs(s.kept, s.d * (1 - s.p)) - single_round_bound_expr())
+    0
+    """
+    return _sym_unit(_bits_expr("prunefl", corrected), unit, "prunefl_single_round_bound_expr")

@@ -31,7 +31,17 @@ def check_real(
     low_inclusive: bool = True,
     high_inclusive: bool = True,
 ) -> float:
-    """Return ``value`` as a finite Python float inside the interval, else raise ValueError."""
+    """Return ``value`` as a finite Python float inside the interval, else raise ValueError.
+
+    Examples
+    --------
+    >>> check_real("p", 0.5, func="f", low=0, high=1)
+    0.5
+    >>> check_real("p", 1.3, func="f", low=0, high=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'p' parameter of f must be in [0, 1]. Got 1.3 instead.
+    """
     interval = _interval(low, high, low_inclusive, high_inclusive)
     if isinstance(value, bool) or not isinstance(value, Real | np.number):
         raise ValueError(
@@ -51,7 +61,13 @@ def check_real(
 def check_int(
     name: str, value, *, func: str, low: int | None = None, high: int | None = None
 ) -> int:
-    """Return ``value`` as a Python int inside ``[low, high]``, else raise ValueError."""
+    """Return ``value`` as a Python int inside ``[low, high]``, else raise ValueError.
+
+    Examples
+    --------
+    >>> check_int("n", np.int64(3), func="f", low=1)
+    3
+    """
     interval = _interval(low, high, True, True)
     if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
         raise ValueError(
@@ -67,7 +83,13 @@ def check_int(
 
 
 def check_choice(name: str, value, *, func: str, choices) -> str:
-    """Return ``value`` if it is one of ``choices``, else raise ValueError listing them."""
+    """Return ``value`` if it is one of ``choices``, else raise ValueError listing them.
+
+    Examples
+    --------
+    >>> check_choice("unit", "bits", func="f", choices=("bits", "nats"))
+    'bits'
+    """
     if value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
         raise ValueError(
@@ -77,7 +99,13 @@ def check_choice(name: str, value, *, func: str, choices) -> str:
 
 
 def check_finite_array(name: str, value, *, func: str, ndim: int | None = None) -> np.ndarray:
-    """Return ``value`` as a float ndarray with no NaN or inf (and ``ndim`` dims if given)."""
+    """Return ``value`` as a float ndarray with no NaN or inf (and ``ndim`` dims if given).
+
+    Examples
+    --------
+    >>> check_finite_array("x", [1, 2], func="f")
+    array([1., 2.])
+    """
     arr = np.asarray(value, dtype=float)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(

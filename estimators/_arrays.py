@@ -15,6 +15,11 @@ def to_numpy(name: str, value, *, func: str, ndim: int | None = None) -> np.ndar
     """Return ``value`` (ndarray, torch tensor, or nested sequence) as a finite float64 ndarray.
 
     Raises ValueError for NaN / inf entries, an empty array, or a wrong number of dimensions.
+
+    Examples
+    --------
+    >>> to_numpy("x", [1, 2], func="f")
+    array([1., 2.])
     """
     if hasattr(value, "detach"):  # torch.Tensor, on any device
         value = value.detach().to("cpu").double().numpy()
@@ -29,7 +34,14 @@ def to_numpy(name: str, value, *, func: str, ndim: int | None = None) -> np.ndar
 def pair_to_numpy(
     first: tuple[str, object], second: tuple[str, object], *, func: str, ndim: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Convert two arrays with :func:`to_numpy` and require that their shapes agree."""
+    """Convert two arrays with :func:`to_numpy` and require that their shapes agree.
+
+    Examples
+    --------
+    >>> a, b = pair_to_numpy(("a", [1, 2]), ("b", [3, 4]), func="f")
+    >>> b
+    array([3., 4.])
+    """
     (name_a, a), (name_b, b) = first, second
     a = to_numpy(name_a, a, func=func, ndim=ndim)
     b = to_numpy(name_b, b, func=func, ndim=ndim)

@@ -9,6 +9,11 @@ def check_device(device: str | torch.device, *, func: str) -> str | torch.device
     """Check that ``device`` names a device (``"auto"``, ``"cpu"``, ``"cuda"``,
     ``"cuda:N"``, ...) without asking whether it is present, so a configuration written
     for a GPU can be loaded, validated and fingerprinted on a laptop. Returns ``device``.
+
+    Examples
+    --------
+    >>> check_device("cuda:1", func="f")  # not looked up: valid on a machine without CUDA
+    'cuda:1'
     """
     if isinstance(device, str) and device == "auto":
         return device
@@ -27,6 +32,11 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
     Raises ValueError for a CUDA device on a machine without CUDA, instead of failing
     later inside torch.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
     """
     if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

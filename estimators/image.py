@@ -86,6 +86,11 @@ def psnr(original, reconstruction, *, data_range: float = 1.0, per_image: bool =
     per_image : bool, default False
         If True, axis 0 indexes images and an ndarray of one PSNR per image is returned;
         otherwise the whole array is one image and a float is returned.
+
+    Examples
+    --------
+    >>> round(psnr(np.zeros(4), np.full(4, 0.1)), 9)  # 10 log10(1 / 0.01)
+    20.0
     """
     func = "psnr"
     data_range = check_real("data_range", data_range, func=func, low=0.0, low_inclusive=False)
@@ -143,6 +148,12 @@ def ssim(
     normalized : bool, default True
     per_image : bool, default False
         If True, return an ndarray with one value per image of axis 0.
+
+    Examples
+    --------
+    >>> x = np.linspace(0, 1, 64).reshape(8, 8)
+    >>> round(ssim(x, x), 12)
+    1.0
     """
     func = "ssim"
     data_range = check_real("data_range", data_range, func=func, low=0.0, low_inclusive=False)
@@ -185,6 +196,12 @@ def phash(image) -> np.ndarray:
     channels), a 7x7 mean filter, bilinear resize to 32x32, the orthonormal 2-D DCT-II, the
     8x8 block of lowest frequencies without the DC row and column, and one bit per
     coefficient: above the block's median or not.
+
+    Examples
+    --------
+    >>> bits = phash(np.linspace(0, 1, 64).reshape(8, 8))
+    >>> bits.shape, bits.dtype
+    ((64,), dtype('bool'))
     """
     arr = to_numpy("image", image, func="phash")
     if arr.ndim not in (2, 3):
@@ -201,6 +218,12 @@ def phash_similarity(original, reconstruction, *, per_image: bool = False):
 
     with ``H`` the 64-bit hash of :func:`phash`: 1 for identical images, about 0.5 for
     unrelated ones. Returns a float, or an ndarray per image with ``per_image=True``.
+
+    Examples
+    --------
+    >>> x = np.linspace(0, 1, 64).reshape(8, 8)
+    >>> phash_similarity(x, x)
+    1.0
     """
     a, b = _pair(original, reconstruction, func="phash_similarity", per_image=per_image)
     if not per_image:
@@ -232,6 +255,13 @@ def inference_accuracy(classifier, reconstructions, labels, *, per_image: bool =
         True labels of the originals (after matching, see :func:`match_reconstructions`).
     per_image : bool, default False
         If True, return the 0/1 outcome of each image; otherwise their mean.
+
+    Examples
+    --------
+    >>> def classifier(images):  # predicts class 0 for every image
+    ...     return np.tile([1.0, 0.0], (len(images), 1))
+    >>> inference_accuracy(classifier, np.zeros((4, 2, 2)), [0, 0, 1, 0])
+    0.75
     """
     func = "inference_accuracy"
     images = to_numpy("reconstructions", reconstructions, func=func)
@@ -285,6 +315,12 @@ def match_reconstructions(originals, reconstructions, *, score: str = "mse") -> 
     -------
     ndarray of int, shape (B,)
         ``perm`` such that ``reconstructions[perm[i]]`` is matched to ``originals[i]``.
+
+    Examples
+    --------
+    >>> originals = np.arange(3.0)[:, None, None] * np.ones((3, 2, 2))
+    >>> match_reconstructions(originals, originals[::-1]).tolist()
+    [2, 1, 0]
     """
     func = "match_reconstructions"
     check_choice("score", score, func=func, choices=MATCH_SCORES)
@@ -323,6 +359,13 @@ def score_reconstruction(
         ``"assignment"`` (reconstruction index matched to each original), ``"nmi"``,
         ``"nmi_chance"`` (the NMI floor, report it beside ``"nmi"``), ``"psnr"`` (dB) and,
         when both spatial sides are at least 7, ``"ssim"`` (normalised to [0, 1]).
+
+    Examples
+    --------
+    >>> originals = np.linspace(0, 1, 48).reshape(3, 4, 4)
+    >>> scores = score_reconstruction(originals, originals[::-1], chance_draws=1)
+    >>> scores["assignment"].tolist(), scores["nmi"].tolist(), sorted(scores)
+    ([2, 1, 0], [1.0, 1.0, 1.0], ['assignment', 'nmi', 'nmi_chance', 'psnr'])
     """
     func = "score_reconstruction"
     chance_draws = check_int("chance_draws", chance_draws, func=func, low=1)

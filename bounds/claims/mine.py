@@ -40,7 +40,7 @@ def gaussian_mi(rho: float) -> float:
     """I(X; Y) in nats for a standard bivariate Gaussian with correlation ``rho``."""
     cov = np.array([[rho**2]])  # Y = rho X + sqrt(1 - rho^2) N
     return gaussian.masked_update_mi(
-        cov, np.array([True]), batch_size=1, noise_std=math.sqrt(1 - rho**2)
+        cov, np.array([True]), batch_size=1, noise_std=math.sqrt(1 - rho**2), unit="nats"
     )
 
 

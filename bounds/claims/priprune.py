@@ -276,7 +276,7 @@ MAX_ENTROPY = Claim(
 @_vectorize
 def _noisy_mi(sigma):
     return gaussian.masked_update_mi(
-        np.array([[sigma**2]]), np.array([True]), batch_size=1, noise_std=sigma
+        np.array([[sigma**2]]), np.array([True]), batch_size=1, noise_std=sigma, unit="nats"
     )
 
 

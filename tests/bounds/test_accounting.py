@@ -357,3 +357,19 @@ def test_fedltp_optimal_is_minimum_over_orders():
 def test_invalid_parameters_raise(func, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "rdp", "delta"), [(1.5, 0.3, 1e-5), (2.0, 1.0, 0.25), (32.0, 4.0, 1e-9)]
+)
+def test_lambdified_tight_conversion_and_rho_v_against_mpmath(alpha, rdp, delta):
+    """The sympy-lambdified eq. 22 and eq. 23-24 against the printed formulas in mpmath."""
+    mpmath.mp.dps = 30
+    a, d = mpmath.mpf(alpha), mpmath.mpf(delta)
+    # Canonne, Kamath, Steinke 2020, Prop. 12: rdp + log(1 - 1/a) - (log d + log a)/(a - 1).
+    ref = rdp + mpmath.log(1 - 1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
+    eps, order = acc.epsilon_from_rdp([alpha], [rdp], delta)
+    # float64 against 30 digits on terms of size <= 30: 1e-13 relative.
+    assert eps == pytest.approx(float(ref), rel=1e-13) and order == alpha
+    rho_v = acc.fedltp_rho_v_published(4, lambda_val=3.0, alpha=alpha)
+    assert rho_v == pytest.approx(float(5 * a * (a - 1) / (2 * mpmath.mpf(3) ** 2)), rel=1e-14)

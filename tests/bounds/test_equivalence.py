@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -204,3 +205,24 @@ def test_privacy_loss_unbounded_with_input_dependent_scale():
 def test_invalid_parameters_raise(func, args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "sigma_a", "m", "d", "delta"),
+    [(1.0, 1.0, 1, 1, 0.5), (3.0, 0.02, 200, 20, 0.1), (1e3, 5.0, 10_000, 784, 1e-6)],
+)
+def test_lambdified_theorems_against_mpmath(sigma, sigma_a, m, d, delta):
+    """Lemma D.2 and Theorems E.1/E.2 as printed (Huang et al.), typed anew in mpmath."""
+    mpmath.mp.dps = 30
+    s, sa, dl = mpmath.mpf(sigma), mpmath.mpf(sigma_a), mpmath.mpf(delta)
+    gs1 = sa * m + 4 * sa * mpmath.sqrt(m) * mpmath.log(m * d / dl) ** 1.5
+    # float64 against 30 digits; the largest term is ~1e9: 1e-12 relative.
+    assert eq.gs1_bound(m, d, sigma_a, delta) == pytest.approx(float(gs1), rel=1e-12)
+    e1 = 2 * gs1 * (m / dl) / (s * sa)
+    e2 = 2 * gs1 * mpmath.log(m / dl) / (s * sa)
+    assert eq.epsilon_dp_theorem_e1(sigma, sigma_a, m, d, delta) == pytest.approx(
+        float(e1), rel=1e-12
+    )
+    assert eq.epsilon_dp_theorem_e2(sigma, sigma_a, m, d, delta) == pytest.approx(
+        float(e2), rel=1e-12
+    )

@@ -25,13 +25,13 @@ def test_masked_mi_matches_monte_carlo():
     log_cond = stats.multivariate_normal(np.zeros(3), s**2 * np.eye(3)).logpdf(y - x[:, KEEP])
     marginal = COV[np.ix_(KEEP, KEEP)] / B + s**2 * np.eye(3)
     samples = log_cond - stats.multivariate_normal(np.zeros(3), marginal).logpdf(y)
-    exact = gaussian.masked_update_mi(COV, KEEP, batch_size=B, noise_std=s)
+    exact = gaussian.masked_update_mi(COV, KEEP, batch_size=B, noise_std=s, unit="nats")
     # Monte Carlo mean of the information density; 5 standard errors (~1e-6 false alarm).
     assert abs(samples.mean() - exact) < 5 * samples.std() / math.sqrt(n)
 
 
 def test_mi_grows_like_k_log_one_over_s():
-    kw = {"batch_size": 4}
+    kw = {"batch_size": 4, "unit": "nats"}
     values = [gaussian.masked_update_mi(COV, KEEP, noise_std=s, **kw) for s in (1e-2, 1e-3, 1e-4)]
     asym = [
         gaussian.masked_update_mi_small_noise(COV, KEEP, noise_std=s, **kw)
@@ -42,7 +42,7 @@ def test_mi_grows_like_k_log_one_over_s():
     np.testing.assert_allclose(np.diff(values), 3 * math.log(10), rtol=1e-3)
     assert abs(values[-1] - asym[-1]) < 1e-6
     assert gaussian.masked_update_mi(COV, KEEP, noise_std=0.0, **kw) == math.inf
-    bits = gaussian.masked_update_mi(COV, KEEP, noise_std=0.1, unit="bits", **kw)
+    bits = gaussian.masked_update_mi(COV, KEEP, noise_std=0.1, batch_size=4)  # default unit
     assert bits == pytest.approx(
         gaussian.masked_update_mi(COV, KEEP, noise_std=0.1, **kw) / math.log(2)
     )
@@ -74,13 +74,15 @@ def test_quantised_entropy_matches_cellwise_integration(std, step):
     probs = np.array(probs)
     ref = -np.sum(probs[probs > 0] * np.log(probs[probs > 0]))
     # quad per cell at 1e-13 relative; the entropy inherits ~1e-12.
-    assert gaussian.quantised_coordinate_entropy(std, step) == pytest.approx(ref, rel=1e-10)
+    assert gaussian.quantised_coordinate_entropy(std, step, unit="nats") == pytest.approx(
+        ref, rel=1e-10
+    )
 
 
 def test_quantised_entropy_small_step_limit_and_sum():
     h = 0.5 * math.log(2 * math.pi * math.e)  # N(0, 1), nats
     for step in (0.1, 0.01):
-        gap = gaussian.quantised_coordinate_entropy(1.0, step) - (h - math.log(step))
+        gap = gaussian.quantised_coordinate_entropy(1.0, step, unit="nats") - (h - math.log(step))
         assert abs(gap) < step**2  # the high-resolution error is O(step^2)
     var = np.array([1.0, 4.0, 9.0])
     keep = np.array([True, False, True])
@@ -92,7 +94,8 @@ def test_quantised_entropy_small_step_limit_and_sum():
 def test_gaussian_update_entropy_matches_scipy():
     d_star, log_pdet = 4, float(np.linalg.slogdet(COV)[1])
     ref = stats.multivariate_normal(np.zeros(4), COV / 8).entropy()
-    assert gaussian.gaussian_update_entropy(d_star, log_pdet, batch_size=8) == pytest.approx(ref)
+    ours = gaussian.gaussian_update_entropy(d_star, log_pdet, batch_size=8, unit="nats")
+    assert ours == pytest.approx(ref, rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -135,3 +138,22 @@ def test_gaussian_update_entropy_matches_scipy():
 def test_invalid_parameters_raise(func, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(**kwargs)
+
+
+def test_every_unit_parameter_in_bounds_defaults_to_bits():
+    """One default unit across bounds (bounds/__init__.py): every ``unit=`` is "bits"."""
+    import inspect
+
+    from bounds import accounting, equivalence, priprune
+
+    defaults = {
+        f"{module.__name__}.{name}": inspect.signature(func).parameters["unit"].default
+        for module in (gaussian, priprune, equivalence, accounting)
+        for name, func in vars(module).items()
+        if callable(func)
+        and not name.startswith("_")
+        and getattr(func, "__module__", None) == module.__name__
+        and "unit" in getattr(inspect.signature(func), "parameters", {})
+    }
+    assert len(defaults) >= 30  # priprune and gaussian carry the unit parameters
+    assert set(defaults.values()) == {"bits"}, defaults

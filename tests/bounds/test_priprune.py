@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bounds import gaussian, priprune
+from bounds import priprune
 
 S = priprune.SYMBOLS
 LN2 = math.log(2)
@@ -90,6 +91,77 @@ def test_proof_parts_symbolic_equal_numeric(p, B, d_star, delta, corrected):
         assert value == pytest.approx(ref, rel=1e-10, abs=1e-9)
 
 
+def _mp_hb(p):
+    """Binary entropy in bits at mpmath precision, 0 log 0 = 0."""
+    p = mpmath.mpf(p)
+    return -sum(x * mpmath.log(x, 2) for x in (p, 1 - p) if x > 0)
+
+
+def _mp_published(keep_fraction, B, d_star, delta):
+    """Theorem 1 / eq. 23 as printed (PriPrune appendix), typed in mpmath, in bits."""
+    ln2 = mpmath.log(2)
+    return (
+        1
+        + mpmath.mpf(keep_fraction) / (2 * ln2)
+        + 2 * mpmath.log(1 / mpmath.mpf(B), 2)
+        + 2 * mpmath.mpf(delta) / ln2
+        + d_star * mpmath.log(2 * mpmath.pi * mpmath.e, 2)
+    )
+
+
+def _mp_corrected(keep_fraction, d, B, d_star, delta):
+    """d H_b + d* log2(2 pi e / B) - 2 Delta / ln 2 (module docstring, items 1-4), bits."""
+    return (
+        d * _mp_hb(keep_fraction)
+        + d_star * mpmath.log(2 * mpmath.pi * mpmath.e / mpmath.mpf(B), 2)
+        - 2 * mpmath.mpf(delta) / mpmath.log(2)
+    )
+
+
+# Points at the edges (p = 0, 1; B = 1) and inside; d* and Delta up to the sizes of the sims.
+MP_POINTS = [
+    (0.0, 1.0, 1, 0.0),
+    (1.0, 3.0, 7, -2.5),
+    (0.3, 20.0, 100, -50.0),
+    (0.9, 256.0, 4000, 812.0),
+]
+
+
+@pytest.mark.parametrize(("p", "B", "d_star", "delta"), MP_POINTS)
+@pytest.mark.parametrize("unit", ["bits", "nats"])
+def test_lambdified_bounds_against_mpmath(p, B, d_star, delta, unit):
+    """The lambdified sympy bounds against the paper's formulas typed anew in mpmath."""
+    mpmath.mp.dps = 30
+    scale = 1 if unit == "bits" else mpmath.log(2)
+    d, kept = d_star + 11, d_star + 3
+    cases = [
+        (
+            priprune.single_round_bound(p, B, d_star, delta, unit=unit),
+            _mp_published(1 - p, B, d_star, delta),
+        ),
+        (
+            priprune.single_round_bound_corrected(p, d, B, d_star, delta, unit=unit),
+            _mp_corrected(p, d, B, d_star, delta),
+        ),
+        (
+            priprune.multi_round_bound(p, B, d_star, delta, 5, unit=unit),
+            5 * _mp_published(1 - p, B, d_star, delta),
+        ),
+        (
+            priprune.prunefl_single_round_bound(kept, d, B, d_star, delta, unit=unit),
+            _mp_published(mpmath.mpf(kept) / d, B, d_star, delta),
+        ),
+        (
+            priprune.prunefl_single_round_bound_corrected(kept, d, B, d_star, delta, unit=unit),
+            _mp_corrected(mpmath.mpf(kept) / d, d, B, d_star, delta),
+        ),
+        (priprune.binary_entropy(p, unit=unit), _mp_hb(p)),
+    ]
+    for ours, ref in cases:
+        # float64 against 30 digits: terms reach ~1e4 bits, so 1e-12 relative + 1e-10 absolute.
+        assert ours == pytest.approx(float(ref * scale), rel=1e-12, abs=1e-10)
+
+
 def test_grid_vectorisation_matches_symbolic_lambdify():
     p, B, d_star = np.meshgrid(np.linspace(0, 1, 7), [1.0, 8.0, 64.0], [1, 10, 100], indexing="ij")
     f = sp.lambdify((S.p, S.B, S.d_star, S.Delta), priprune.single_round_bound_expr(), "numpy")
@@ -126,7 +198,7 @@ def test_corrected_is_mask_entropy_plus_twice_gaussian_entropy():
     ours = priprune.single_round_bound_corrected(p, d, B, d_star, delta)
     assert ours == pytest.approx(mask_bits + 2 * h_bits, rel=1e-12)
     assert priprune.part_b_corrected(B, d_star, delta, unit="nats") == pytest.approx(
-        gaussian.gaussian_update_entropy(d_star, log_pdet, batch_size=B), rel=1e-12
+        h_bits * LN2, rel=1e-12
     )
 
 
