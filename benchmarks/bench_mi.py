@@ -25,11 +25,11 @@ import math
 import time
 
 import numpy as np
-import torch
 
 from estimators.ksg import ksg_mutual_information
 from estimators.mi import GaussianBatchChannel, correlated_gaussian_pair
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
+from sims.core.runtime import cpu_tuning
 
 FULL = {
     "dims": (1, 5, 25, 100),
@@ -83,7 +83,11 @@ def main(argv=None) -> int:
     parser.add_argument("--families", nargs="+", default=["pair", "batch"])
     parser.add_argument("--ksg-max-samples", type=int, default=5000)
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    with cpu_tuning(threads=args.threads):
+        return _benchmark(args)
+
+
+def _benchmark(args: argparse.Namespace) -> int:
     settings = dict(QUICK if args.quick else FULL)
     if args.dims:
         settings["dims"] = tuple(args.dims)

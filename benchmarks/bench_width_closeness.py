@@ -8,9 +8,9 @@ two outputs are checked to agree).
 
     python benchmarks/bench_width_closeness.py [--quick] [--device auto] [--threads 1]
 
-``--threads`` sets torch's intra-op threads for both codes (default 1): on the shared
-2-core development machine (load average ~5) two threads made the vectorised grid 5x
-slower than one (74 s against 14 s), because every parallel region waits for both cores.
+``--threads`` sets torch's intra-op threads for both codes (default 1), inside
+:func:`sims.core.runtime.cpu_tuning`: on a loaded shared host every parallel region waits
+for all its threads, so one thread is often the fastest.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import time
 import torch
 
 from estimators.device import resolve_device
+from sims.core.runtime import cpu_tuning
 from sims.experiments.width_closeness import (
     WidthClosenessConfig,
     closeness_errors,
@@ -43,7 +44,11 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    with cpu_tuning(threads=args.threads):
+        _benchmark(args)
+
+
+def _benchmark(args: argparse.Namespace) -> None:
     trials, sub_trials = (100, 4) if args.quick else (1000, 20)
 
     full = WidthClosenessConfig(trials=trials, device=args.device)

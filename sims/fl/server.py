@@ -139,23 +139,41 @@ class FedHistory:
 
 
 def evaluate(
-    model: nn.Module,
-    params: dict[str, torch.Tensor],
+    model: Callable[[torch.Tensor], torch.Tensor],
+    params: dict[str, torch.Tensor] | None,
     images: torch.Tensor,
     labels: torch.Tensor,
     *,
     batch_size: int = 1000,
 ) -> tuple[float, float]:
-    """``(accuracy, mean cross-entropy in nats)`` of ``model`` at ``params`` on the data
-    (already on the parameters' device), in chunks of ``batch_size``."""
-    correct = torch.zeros((), dtype=torch.int64, device=images.device)
-    total_loss = torch.zeros((), dtype=torch.float64, device=images.device)
+    """``(accuracy, mean cross-entropy in nats)`` of ``model`` on the data, in chunks of
+    ``batch_size`` rows (one device synchronisation at the end).
+
+    ``model`` is evaluated at ``params`` (``torch.func.functional_call``: the FL loop keeps
+    the global weights apart from the module) or, with ``params=None``, as it is: then any
+    callable mapping a batch to logits ``(N, classes)`` will do, such as a network's head
+    on noisy representations. Accuracy is the fraction of rows whose arg-max logit equals
+    the label; the data are already on the model's device.
+    """
+    func = "evaluate"
+    batch_size = check_int("batch_size", batch_size, func=func, low=1)
+    if len(images) != len(labels) or len(labels) == 0:
+        raise ValueError(
+            f"The 'labels' parameter of {func} must hold one label per image (at least one). "
+            f"Got {len(labels)} labels for {len(images)} images instead."
+        )
+
+    def logits_of(x: torch.Tensor) -> torch.Tensor:
+        return model(x) if params is None else functional_call(model, params, (x,))
+
+    correct = torch.zeros((), dtype=torch.int64, device=labels.device)
+    total_loss = torch.zeros((), dtype=torch.float64, device=labels.device)
     with torch.no_grad():
         for x, y in zip(images.split(batch_size), labels.split(batch_size), strict=True):
-            logits = functional_call(model, params, (x,))
+            logits = logits_of(x)
             correct += (logits.argmax(dim=1) == y).sum()
             total_loss += nn.functional.cross_entropy(logits, y, reduction="sum").double()
-    n = images.shape[0]
+    n = labels.shape[0]
     return int(correct) / n, float(total_loss) / n
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from scipy.special import comb
+from torch import nn
 
 from estimators.mine import DVTrainingConfig
 from sims.core.functional import batch_gradient
@@ -78,12 +79,30 @@ def test_client_data_has_the_requested_class_balance(fraction):
     assert float(task.labels.double().mean()) == pytest.approx(fraction)
 
 
-def test_training_steps_change_the_parameters():
+def test_training_is_softmax_regression_sgd_on_the_seeded_batches():
+    """t steps of make_client_task against SGD written out: for logistic regression the
+    mean cross-entropy gradient is (softmax(x W^T + b) - onehot(y))^T x / B for W and the
+    row mean of softmax - onehot for b; batches are drawn with replacement from the
+    client data by a generator seeded with the config's seed."""
+    steps = 4
     start = make_client_task(TINY, HMinePoint(train_steps=0))
-    trained = make_client_task(TINY, HMinePoint(train_steps=5))
-    assert not torch.equal(
-        start.params["classifier.0.weight"], trained.params["classifier.0.weight"]
-    )
+    trained = make_client_task(TINY, HMinePoint(train_steps=steps))
+    torch.testing.assert_close(trained.images, start.images, rtol=0, atol=0)
+    w = start.params["classifier.0.weight"].double()
+    b = start.params["classifier.0.bias"].double()
+    x_all, y_all = start.images.flatten(1).double(), start.labels
+    generator = torch.Generator().manual_seed(TINY.seed)
+    draws = [
+        torch.randint(len(y_all), (TINY.train_batch,), generator=generator) for _ in range(steps)
+    ]
+    for rows in draws:
+        x, y = x_all[rows], y_all[rows]
+        residual = torch.softmax(x @ w.T + b, dim=1) - nn.functional.one_hot(y, 2).double()
+        w = w - TINY.train_lr * residual.T @ x / len(rows)
+        b = b - TINY.train_lr * residual.mean(dim=0)
+    # float32 training against this float64 loop: 4 steps of O(1) updates
+    torch.testing.assert_close(trained.params["classifier.0.weight"].double(), w, rtol=0, atol=1e-5)
+    torch.testing.assert_close(trained.params["classifier.0.bias"].double(), b, rtol=0, atol=1e-5)
 
 
 def test_dlg_recovers_a_single_record_of_logistic_regression(task):
@@ -124,10 +143,13 @@ def test_same_seed_same_record():
     assert hmine.run_point(TINY, point) == hmine.run_point(TINY, point)
 
 
-def test_tabular_model_shapes():
+def test_tabular_model_is_an_affine_map_of_the_record():
     model = tabular_logistic_regression(7, 3)
     assert model.input_shape == (1, 1, 7)
-    assert model(torch.zeros(4, 1, 1, 7)).shape == (4, 3)
+    records = torch.rand(4, 1, 1, 7, generator=torch.Generator().manual_seed(0))
+    weight, bias = model.classifier[0].weight, model.classifier[0].bias
+    with torch.no_grad():
+        torch.testing.assert_close(model(records), records.flatten(1) @ weight.T + bias)
 
 
 @pytest.mark.parametrize(

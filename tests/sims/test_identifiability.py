@@ -17,10 +17,10 @@ from sims.experiments.identifiability import (
     _logistic_midpoint,
     breakdown_ratio,
     format_table,
-    plot_identifiability,
     resized_digits,
     run_identifiability,
 )
+from sims.plots.identifiability import plot_identifiability
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,13 @@ def test_sgi_recovers_digits_until_few_coordinates_survive(small_run):
     assert 5.53 < ratios["masked"] < 42.7
     table = format_table(records)
     assert "breakdown (dense gradient" in table
-    assert plot_identifiability(records).axes
+    # the figure marks each fitted breakdown with a vertical line at its ratio
+    verticals = [
+        line.get_xdata()[0]
+        for line in plot_identifiability(records).axes[0].get_lines()
+        if line.get_label().startswith("50 % breakdown")
+    ]
+    assert sorted(verticals) == sorted(ratios.values())
 
 
 def test_rerun_reads_finished_configurations_from_the_store(small_run, monkeypatch):

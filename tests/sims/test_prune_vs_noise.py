@@ -10,145 +10,24 @@ from scipy import stats
 
 from estimators.image import psnr
 from sims.attacks.priors import total_variation
+from sims.core.runtime import seeded
 from sims.data.datasets import load_digits_dataset
 from sims.experiments import prune_vs_noise as pvn
+from sims.fl.server import evaluate
 from sims.models import lenet5
-from sims.pruning.mask import Mask, magnitude_mask, prunable_names
+from sims.pruning.mask import Mask
+from sims.pruning.schedule import train_sgd
+
+
+def _tiny_lenet(seed=0):
+    with seeded(seed):
+        return lenet5(image_size=8)
 
 
 @pytest.fixture(scope="module")
 def digits8():
     data = load_digits_dataset()
     return data.images[:256], data.labels[:256]
-
-
-def _closed_form(t, *, initial, final, start, interval, n):
-    """Zhu and Gupta eq. (1) at an update step t = start + j * interval, written out."""
-    j = (t - start) // interval
-    return final + (initial - final) * (1 - j * interval / (n * interval)) ** 3
-
-
-# --------------------------------------------------------------------------- schedule
-
-SCHEDULES = [
-    {"initial": 0.0, "final": 0.9, "start": 0, "interval": 1, "n": 10},
-    {"initial": 0.0, "final": 0.5, "start": 7, "interval": 3, "n": 4},
-    {"initial": 0.2, "final": 0.99, "start": 2, "interval": 5, "n": 8},
-]
-
-
-def _schedule(s):
-    return pvn.CubicSchedule(
-        final=s["final"],
-        initial=s["initial"],
-        start=s["start"],
-        interval=s["interval"],
-        num_updates=s["n"],
-    )
-
-
-@pytest.mark.parametrize("s", SCHEDULES)
-def test_cubic_schedule_matches_its_closed_form_at_every_update(s):
-    schedule = _schedule(s)
-    updates = [s["start"] + j * s["interval"] for j in range(s["n"] + 1)]
-    assert [t for t in range(schedule.end + 10) if schedule.is_update(t)] == updates
-    for t in updates:
-        # 1e-12: the same float expression evaluated in a different order
-        assert schedule.sparsity(t) == pytest.approx(_closed_form(t, **s), abs=1e-12)
-
-
-@pytest.mark.parametrize("s", SCHEDULES)
-def test_cubic_schedule_starts_at_initial_ends_at_final_and_is_monotone(s):
-    schedule = _schedule(s)
-    assert schedule.sparsity(0) == s["initial"]
-    assert schedule.sparsity(s["start"]) == s["initial"]
-    assert schedule.sparsity(schedule.end) == s["final"]
-    assert schedule.sparsity(schedule.end + 100) == s["final"]
-    values = np.array([schedule.sparsity(t) for t in range(schedule.end + 5)])
-    assert np.all(np.diff(values) >= 0)
-    # between two updates the last update's sparsity holds
-    for t in range(schedule.end):
-        if not schedule.is_update(t + 1):
-            assert values[t + 1] == values[t]
-
-
-def test_cubic_schedule_midpoint_is_one_eighth_of_the_way_back():
-    # (1 - 1/2)^3 = 1/8: half-way through the updates, k_t = k_T - (k_T - k_0) / 8
-    schedule = pvn.CubicSchedule(final=0.8, num_updates=10, interval=2)
-    assert schedule.sparsity(10) == pytest.approx(0.8 - 0.8 / 8, abs=1e-15)
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"final": 1.0},
-        {"final": -0.1},
-        {"final": 0.5, "initial": 0.6},
-        {"final": 0.5, "start": -1},
-        {"final": 0.5, "interval": 0},
-        {"final": 0.5, "num_updates": 0},
-    ],
-)
-def test_cubic_schedule_rejects_bad_values(kwargs):
-    with pytest.raises(ValueError, match="CubicSchedule"):
-        pvn.CubicSchedule(**kwargs)
-
-
-# --------------------------------------------------------------------------- pruning stage
-
-
-def _tiny_lenet(seed=0):
-    torch.manual_seed(seed)
-    return lenet5(image_size=8)
-
-
-@pytest.mark.parametrize("final", [0.5, 0.9, 0.95])
-def test_gradual_pruning_ends_at_exactly_the_target_sparsity_per_layer(digits8, final):
-    images, labels = digits8
-    model = _tiny_lenet()
-    schedule = pvn.CubicSchedule(final=final, interval=2, num_updates=3)
-    mask = pvn.train_sgd(model, images, labels, epochs=2, batch_size=64, schedule=schedule)
-    params = dict(model.named_parameters())
-    for name in prunable_names(params):
-        n = params[name].numel()
-        assert int((~mask.keep[name]).sum()) == round(final * n)
-        assert int((params[name] == 0).sum()) == round(final * n)
-    for name in set(params) - set(prunable_names(params)):
-        assert bool(mask.keep[name].all())
-    # the final mask is THPRUNE of the final weights (pruned weights are exactly 0)
-    assert mask.equals(magnitude_mask(params, final))
-
-
-def test_gradual_pruning_holds_pruned_weights_at_zero_between_updates(digits8):
-    images, labels = digits8
-    model = _tiny_lenet()
-    # one update at t0 = 0 to k = 0.7, then 7 steps with the mask held, no further update
-    # before the final THPRUNE at 0.9 (n = 1, interval = 100 > 8 steps)
-    schedule = pvn.CubicSchedule(final=0.9, initial=0.7, interval=100, num_updates=1)
-    initial_mask = magnitude_mask(dict(model.named_parameters()), 0.7)
-    pvn.train_sgd(model, images, labels, epochs=2, batch_size=64, schedule=schedule, anneal=False)
-    for name, param in model.named_parameters():
-        assert bool((param[~initial_mask.keep[name]] == 0).all())
-
-
-def test_dense_training_is_seeded_and_prunes_nothing(digits8):
-    images, labels = digits8
-    a, b = _tiny_lenet(), _tiny_lenet()
-    mask_a = pvn.train_sgd(a, images, labels, epochs=1, seed=3)
-    pvn.train_sgd(b, images, labels, epochs=1, seed=3)
-    assert mask_a.sparsity() == 0.0
-    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
-        torch.testing.assert_close(pa, pb, rtol=0, atol=0)
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [{"epochs": 0}, {"batch_size": 0}, {"lr": 0.0}, {"momentum": 1.0}, {"seed": -1}],
-)
-def test_train_sgd_rejects_bad_values(digits8, kwargs):
-    images, labels = digits8
-    with pytest.raises(ValueError, match="train_sgd"):
-        pvn.train_sgd(_tiny_lenet(), images, labels, **{"epochs": 1, **kwargs})
 
 
 # --------------------------------------------------------------------------- representation
@@ -211,7 +90,9 @@ def test_noise_bisection_finds_the_exact_accuracy_boundary(target):
     boundary = thresholds[flips_allowed]  # the first b whose accuracy drops below target
     assert match.matched
     assert abs(match.accuracy - target) <= 0.01
-    assert match.accuracy == pvn.accuracy(head, r + match.scale * torch.tensor(e)[:, None], labels)
+    # image i stays correct iff its logit r_i + b e_i is positive (label 0 against logit 0)
+    correct = r.numpy().ravel() + match.scale * e > 0
+    assert match.accuracy == correct.mean()
     # the bisection stops at relative bracket width 1e-3 just below the boundary
     assert boundary * (1 - 2e-3) <= match.scale < boundary
 
@@ -219,11 +100,11 @@ def test_noise_bisection_finds_the_exact_accuracy_boundary(target):
 def test_noise_bisection_on_a_tiny_model_hits_the_target_accuracy(digits8):
     images, labels = digits8
     model = _tiny_lenet()
-    pvn.train_sgd(model, images, labels, epochs=20, lr=0.05)
+    train_sgd(model, images, labels, epochs=20, lr=0.05)
     phi, head = pvn.split_at_layer(model, "c5")
     with torch.no_grad():
         rep = phi(images)
-    clean = pvn.accuracy(model, images, labels)
+    clean, _ = evaluate(model, None, images, labels)
     assert clean > 0.3  # well above chance (0.1), so there is accuracy to give up
     target = (clean + 0.1) / 2
     match = pvn.match_noise_scale(head, rep, labels, target, tolerance=0.02, seed=0)
@@ -252,17 +133,19 @@ def test_noise_bisection_rejects_bad_values(kwargs):
 
 
 def _tv_loop(images):
+    """Huang et al.'s isotropic R(a) = sum_{i<H-1, j<W-1} sqrt(di^2 + dj^2 + 1e-8) per image,
+    summed over channels, one pixel at a time (differentiable: torch scalars)."""
     out = []
-    for img in images.numpy():
+    for img in images:
         total = 0.0
         for c in range(img.shape[0]):
             for i in range(img.shape[1] - 1):
                 for j in range(img.shape[2] - 1):
                     di = img[c, i + 1, j] - img[c, i, j]
                     dj = img[c, i, j + 1] - img[c, i, j]
-                    total += math.sqrt(di**2 + dj**2 + 1e-8)
+                    total = total + torch.sqrt(di**2 + dj**2 + 1e-8)
         out.append(total)
-    return np.array(out)
+    return torch.stack(out)
 
 
 @pytest.mark.parametrize("shape", [(2, 1, 5, 4), (1, 3, 4, 4)])
@@ -270,7 +153,28 @@ def test_total_variation_matches_a_loop(shape):
     images = torch.rand(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     # float64 both ways: agreement to rounding
     tv = total_variation(images, "isotropic_sum")
-    np.testing.assert_allclose(tv.numpy(), _tv_loop(images), rtol=1e-12)
+    torch.testing.assert_close(tv, _tv_loop(images), rtol=1e-12, atol=0)
+
+
+def test_inversion_descends_the_isotropic_total_variation_of_the_paper():
+    """With a representation that carries nothing (phi = 0), one Adam step moves each pixel
+    by -lr * g / (|g| + 1e-8), g the gradient of lambda R(x) at the seeded uniform start
+    (Adam's first step; cosine annealing starts at lr). R from the pixel loop above."""
+    shape, lr, seed = (2, 1, 6, 5), 0.01, 3
+    start = torch.rand(shape, generator=torch.Generator().manual_seed(seed))
+    x = start.double().requires_grad_(True)
+    (0.1 * _tv_loop(x).sum()).backward()
+    g = x.grad.float()
+    expected = (start - lr * g / (g.abs() + 1e-8)).clamp(0, 1)
+
+    def phi(images):
+        return 0.0 * images.flatten(1)
+
+    step = pvn.invert_representation(
+        phi, torch.zeros(2, 30), shape[1:], iterations=1, lr=lr, tv_weight=0.1, seed=seed
+    )
+    # float32 arithmetic on values in [0, 1]: a few ulps
+    torch.testing.assert_close(step, expected, rtol=0, atol=1e-6)
 
 
 def test_inversion_recovers_the_images_from_a_clean_injective_layer(digits8):
@@ -408,6 +312,53 @@ def test_comparison_is_the_paired_gap_over_images():
     assert "pruning leaks less than noise" in result.verdict()
     assert _synthetic_result(noise, prune).leakage_calls()["overall"] == "more"
     assert _synthetic_result(prune, prune).leakage_calls()["overall"] == "unclear"
+
+
+def _gap_result(per_image_gaps):
+    """Two sparsities with the same per-image gaps noise - prune on every metric."""
+    gaps = np.asarray(per_image_gaps, float)
+    prune = [np.full(gaps.size, 0.5)] * 2
+    return _synthetic_result(prune, [0.5 + gaps] * 2)
+
+
+@pytest.mark.parametrize(
+    ("scale", "call"),
+    # per-image gaps whose mean is scale x twice their standard error: a difference is
+    # called only beyond 2 standard errors (scale > 1), not at 1.9 or at one (scale 0.5)
+    [
+        (1.05, "less"),
+        (0.95, "unclear"),
+        (0.5, "unclear"),
+        (0.3, "unclear"),
+        (-0.5, "unclear"),
+        (-0.95, "unclear"),
+        (-1.05, "more"),
+    ],
+)
+def test_leakage_is_called_only_beyond_two_standard_errors(scale, call):
+    centred = np.array([-1.0, 0.0, 1.0, 2.0, -2.0])  # mean 0, sd sqrt(2.5)
+    stderr = math.sqrt(2.5) / math.sqrt(5)
+    gaps = centred + scale * 2 * stderr
+    result = _gap_result(gaps)
+    c = result.comparison()["ssim"]
+    assert c["gap"] == pytest.approx(scale * 2 * stderr, abs=1e-12)
+    assert c["stderr"] == pytest.approx(stderr, abs=1e-12)
+    calls = result.leakage_calls()
+    assert {calls[m] for m in pvn.PAPER_METRICS} == {call}
+    assert calls["overall"] == call
+
+
+def test_overall_call_needs_two_of_the_three_paper_metrics():
+    result = _gap_result([1.0, 1.1, 0.9, 1.0])  # clearly positive: "less" on every metric
+    for metric in ("phash", "infe"):
+        for k in result.config.sparsities:
+            result.scores[("noise", k)][metric] = result.scores[("prune_public", k)][metric]
+    calls = result.leakage_calls()
+    assert (calls["ssim"], calls["phash"], calls["infe"]) == ("less", "unclear", "unclear")
+    assert calls["overall"] == "unclear"
+    result.scores[("noise", 0.5)]["infe"] = result.scores[("noise", 0.5)]["ssim"]
+    result.scores[("noise", 0.9)]["infe"] = result.scores[("noise", 0.9)]["ssim"]
+    assert result.leakage_calls()["overall"] == "less"
 
 
 @pytest.mark.parametrize(

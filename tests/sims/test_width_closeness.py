@@ -11,6 +11,7 @@ from scipy import integrate, stats
 
 import sims.experiments.width_closeness as wc
 from bounds.equivalence import epsilon_dp_theorem_e2, required_width
+from sims.experiments.width_closeness import errors, theory
 
 SMALL = {"sparsities": (0.1, 0.5, 0.9), "widths": (3, 10, 37), "input_dim": 7, "trials": 13}
 
@@ -37,7 +38,7 @@ def test_prune_buckets_match_a_stable_sort(n, total, ties, seed, fractions):
         magnitude = torch.randn(n, total, generator=gen).abs()
     counts = torch.tensor(sorted(round(f * total) for f in fractions))
     torch.testing.assert_close(
-        wc._prune_buckets(magnitude, counts),
+        errors._prune_buckets(magnitude, counts),
         _stable_sort_buckets(magnitude, counts),
         rtol=0,
         atol=0,
@@ -55,7 +56,7 @@ def test_prune_buckets_match_a_stable_sort(n, total, ties, seed, fractions):
 @pytest.mark.parametrize("reading", ["pruned", "kept"])
 def test_vectorised_errors_equal_the_per_trial_loop(monkeypatch, dtype, rtol, atol, bias, reading):
     # Small blocks so that several blocks (and a ragged last one) are exercised.
-    monkeypatch.setattr(wc, "_BLOCK_ELEMENTS", 300)
+    monkeypatch.setattr(errors, "_BLOCK_ELEMENTS", 300)
     config = wc.WidthClosenessConfig(
         **SMALL, dtype=dtype, bias=bias, sparsity_reading=reading, device="cpu", seed=5
     )
@@ -182,11 +183,11 @@ def test_trend_summary_of_figure_8_decreases_in_m_and_k():
 
 
 def test_smallest_width_search():
-    assert wc._smallest_width(lambda m: m >= 12_345) == 12_345
-    assert wc._smallest_width(lambda m: True) == 1
-    assert wc._smallest_width(lambda m: False) == math.inf
+    assert theory._smallest_width(lambda m: m >= 12_345) == 12_345
+    assert theory._smallest_width(lambda m: True) == 1
+    assert theory._smallest_width(lambda m: False) == math.inf
     # Holds at small m, fails in between, holds again (the shape of Part 2's condition).
-    assert wc._smallest_width(lambda m: m < 5 or m >= 777) == 777
+    assert theory._smallest_width(lambda m: m < 5 or m >= 777) == 777
 
 
 @pytest.mark.parametrize(
@@ -200,7 +201,7 @@ def test_theory_width_matches_required_width_for_fixed_parameters(sigma, k, eps)
     a = wc.threshold_for_fraction(k, 1.0)
     assert stats.norm.cdf(a) - stats.norm.cdf(-a) == pytest.approx(k, rel=1e-12)
     expected = required_width(eps, config.delta_ap, a=a, sigma=sigma, sigma_a=1.0)
-    if expected > wc._THEORY_WIDTH_CAP:
+    if expected > theory._THEORY_WIDTH_CAP:
         expected = math.inf
     assert wc.theory_width(config, "fixed", k, eps) == expected
 
@@ -212,31 +213,66 @@ def test_corrected_theory_width_is_infinite_under_remark_e3():
     assert math.isfinite(wc.theory_width(config, "theorem_3_2", 0.5, 0.05, corrected=True))
 
 
-def test_run_result_summaries_and_paper_comparison():
+def test_run_covers_the_grid_with_the_parameterisations_scales():
     config = wc.WidthClosenessConfig(trials=4, input_dim=5, device="cpu")
     result = wc.run_width_closeness(config, progress=False)
     P, K, M = len(wc.PARAMETERISATIONS), 9, 8
     assert result.errors.shape == (P, 4, K, M)
-    assert result.sigma.shape == result.sigma_a.shape == (P, M)
-    name = "remark_e3_folded"
-    np.testing.assert_array_equal(result.mean(name), result.errors[1].mean(axis=0))
+    assert np.all(np.isfinite(result.errors)) and np.all(result.errors >= 0)
+    # Remark E.3 (folded): sigma = m, sigma_A = 1 / m
     np.testing.assert_array_equal(result.sigma[1], np.asarray(config.widths, dtype=float))
-    delta = result.delta_ap(name, 0.05)
-    assert delta.shape == (K, M) and np.all((delta >= 0) & (delta <= 1))
-    table = result.table()
-    assert table.shape == (P * len(config.eps_ap) * K * M,)
-    rows = table[(table["parameterisation"] == name) & (table["eps_ap"] == 0.05)]
-    np.testing.assert_array_equal(rows["mean"].reshape(K, M), result.mean(name))
-    np.testing.assert_array_equal(rows["delta_ap"].reshape(K, M), delta)
-    comparison = result.paper_comparison(name)
-    assert comparison["ratio"].shape == (K, M)
-    assert set(comparison["claims"]) == {0.05, 0.01}
-    claim = comparison["claims"][0.05]
-    assert claim["holds"] == bool(np.all(claim["mean_at_claimed_width"] <= 0.05))
-    np.testing.assert_array_equal(
-        result.empirical_width(name, 0.05),
-        wc.first_width_below(result.mean(name), config.widths, 0.05),
-    )
+    np.testing.assert_allclose(result.sigma_a[1], 1 / np.asarray(config.widths), rtol=1e-15)
+
+
+def _constructed_result(errors):
+    """A result on the paper grid with the given errors (trials, 9, 8) of ``"fixed"``."""
+    errors = np.asarray(errors, dtype=float)
+    config = wc.WidthClosenessConfig(trials=errors.shape[0], parameterisations=("fixed",))
+    ones = np.ones((1, len(config.widths)))
+    return wc.WidthClosenessResult(config, errors[None], sigma=ones, sigma_a=ones)
+
+
+def test_paper_comparison_of_figure_8_itself():
+    cmp = _constructed_result(np.stack([wc.PAPER_FIG8_ERROR] * 2)).paper_comparison("fixed")
+    np.testing.assert_allclose(cmp["ratio"], 1.0, rtol=1e-15)
+    assert cmp["reproduces_trend_in_m"] and cmp["reproduces_trend_in_k"]
+    # Read off the table: every k is <= 0.05 at m = 20 and <= 0.01 at m = 1500 (k <= 0.8)
+    # resp. m = 500 (k = 0.9), so the published table supports both claims.
+    for eps in (0.05, 0.01):
+        claim = cmp["claims"][eps]
+        assert claim["holds"] and claim["holds_at_1500"]
+        np.testing.assert_array_equal(claim["first_width_mean"], claim["paper_first_width"])
+
+
+def test_paper_comparison_flags_a_claim_broken_at_one_cell_and_a_reversed_trend():
+    table = wc.PAPER_FIG8_ERROR.copy()
+    table[8, 5] = 0.011  # k = 0.9 at its claimed m = 500, just above eps_ap = 0.01
+    cmp = _constructed_result(table[None]).paper_comparison("fixed")
+    assert not cmp["claims"][0.01]["holds"] and cmp["claims"][0.01]["holds_at_1500"]
+    assert cmp["claims"][0.01]["first_width_mean"][8] == 1000  # 0.0056 at m = 1000
+    assert cmp["claims"][0.05]["holds"]
+    growing = _constructed_result(wc.PAPER_FIG8_ERROR[None, :, ::-1]).paper_comparison("fixed")
+    assert not growing["reproduces_trend_in_m"] and growing["reproduces_trend_in_k"]
+
+
+def test_trial_summaries_against_a_direct_count():
+    per_trial = np.array([0.01, 0.03, 0.07, 0.09, 0.2])
+    scale = np.outer(np.arange(1, 10), 1 / np.arange(1, 9))  # (9, 8): k (j + 1) / (i + 1)
+    result = _constructed_result(per_trial[:, None, None] * scale)
+    for j, i in [(0, 0), (4, 3), (8, 7)]:
+        values = per_trial * scale[j, i]
+        assert result.delta_ap("fixed", 0.05)[j, i] == np.mean(values > 0.05)
+        assert result.mean("fixed")[j, i] == pytest.approx(values.mean(), rel=1e-14)
+        assert result.std("fixed")[j, i] == pytest.approx(values.std(ddof=1), rel=1e-14)
+        assert result.quantile("fixed", 0.5)[j, i] == pytest.approx(values[2], rel=1e-14)
+    # k = 0.1, eps_ap = 0.06: trials above it are 3/5, 1/5, 1/5, 0 at m = 10, 20, 50, 100,
+    # so delta_ap <= 0.1 first at m = 100; the mean 0.08 / (i + 1) is <= 0.06 from m = 20
+    assert result.empirical_width("fixed", 0.06, criterion="delta")[0] == 100
+    assert result.empirical_width("fixed", 0.06)[0] == 20
+    assert np.isinf(result.empirical_width("fixed", 0.001, criterion="delta")[0])
+    rows = result.table()
+    rows = rows[(rows["eps_ap"] == 0.05) & (rows["sparsity"] == 0.5) & (rows["width"] == 100)]
+    assert rows["mean"][0] == pytest.approx((per_trial * scale[4, 3]).mean(), rel=1e-14)
 
 
 def test_paper_comparison_needs_the_paper_grid():

@@ -1,0 +1,471 @@
+r"""The study of :mod:`sims.experiments.prune_vs_noise`: its configuration, the run, the
+summary table, the paired comparison of pruning with noise and the verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from bounds.validation import check_choice, check_int, check_real
+from estimators.device import check_device, resolve_device
+from sims.core.runtime import seeded
+from sims.core.scale import SCALES
+from sims.data.datasets import available_datasets, load_train_test, resize_images
+from sims.experiments.prune_vs_noise.inversion import (
+    METRICS,
+    invert_representation,
+    score_inversions,
+)
+from sims.experiments.prune_vs_noise.representation import (
+    LAYERS,
+    laplace_noise,
+    match_noise_scale,
+    split_at_layer,
+)
+from sims.fl.server import evaluate
+from sims.models import lenet5
+from sims.pruning.mask import Mask
+from sims.pruning.schedule import CubicSchedule, train_sgd
+
+logger = logging.getLogger(__name__)
+
+# Leakage conditions: the undefended dense network, Laplace noise, and pruning attacked
+# with the public dense Phi (Section 4.2) or with the pruned weights.
+CONDITIONS = ("none", "noise", "prune_public", "prune_informed")
+PRUNE_CONDITIONS = ("prune_public", "prune_informed")
+PAPER_METRICS = ("ssim", "phash", "infe")
+PAPER_SPARSITIES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)
+QUICK_SPARSITIES = (0.5, 0.8, 0.9, 0.95, 0.98)
+# run_prune_vs_noise warns when the dense model closes less than half of the gap between
+# chance and perfect test accuracy (a dead or diverged network).
+_MIN_LEARNED = 0.5
+
+
+@dataclass(frozen=True)
+class PruneVsNoiseConfig:
+    """Configuration of :func:`run_prune_vs_noise` (see the module docstring).
+
+    Attributes:
+        dataset: ``"digits"`` (embedded) or a file data set of :mod:`sims.data`
+            (``"mnist"`` as in the paper, with ``data_dir``).
+        data_dir: directory of the data files (not needed for digits).
+        image_size: images are resized (bilinear) to this side when they differ from it.
+        sparsities: target sparsities :math:`k_T` in (0, 1), increasing.
+        layer: the released layer, a key of :data:`LAYERS` (``"c5"`` as in Figure 6).
+        after_activation: release the layer's output after its ReLU instead of before.
+        train_epochs: epochs of the dense training stage.
+        prune_epochs: epochs of the pruning stage (also given to the dense model).
+        prune_updates: :math:`n`, mask updates of the cubic schedule after :math:`t_0`.
+        ramp_fraction: fraction of the pruning stage over which the schedule ramps.
+        batch_size, lr, momentum: SGD settings (Table 2: 64, 0.1, 0.9; 0.1 diverges on
+            digits, hence 0.03).
+        test_fraction: held-out fraction for data sets without a test split (digits).
+        accuracy_tolerance: accepted gap between pruned and noisy accuracy.
+        num_images: test images attacked (Section 4.3 uses 100).
+        attack_iterations, attack_lr, tv_weight: settings of
+            :func:`invert_representation`.
+        seed: seeds the split, the initialisation, the minibatches, the noise, the attacked
+            images and the attack.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` ...
+    """
+
+    dataset: str = "digits"
+    data_dir: str | None = None
+    image_size: int = 28
+    sparsities: tuple[float, ...] = QUICK_SPARSITIES
+    layer: str = "c5"
+    after_activation: bool = False
+    train_epochs: int = 10
+    prune_epochs: int = 5
+    prune_updates: int = 8
+    ramp_fraction: float = 0.75
+    batch_size: int = 64
+    lr: float = 0.03
+    momentum: float = 0.9
+    test_fraction: float = 0.2
+    accuracy_tolerance: float = 0.01
+    num_images: int = 16
+    attack_iterations: int = 200
+    attack_lr: float = 0.1
+    tv_weight: float = 0.1
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        func = "PruneVsNoiseConfig"
+        check_choice("dataset", self.dataset, func=func, choices=available_datasets())
+        check_int("image_size", self.image_size, func=func, low=8)
+        sparsities = tuple(
+            check_real(
+                "sparsities", k, func=func, low=0, high=1, low_inclusive=False, high_inclusive=False
+            )
+            for k in self.sparsities
+        )
+        if not sparsities or list(sparsities) != sorted(set(sparsities)):
+            raise ValueError(
+                f"The 'sparsities' parameter of {func} must be a non-empty increasing tuple "
+                f"in (0, 1). Got {self.sparsities!r} instead."
+            )
+        object.__setattr__(self, "sparsities", sparsities)
+        check_choice("layer", self.layer, func=func, choices=tuple(LAYERS))
+        check_choice("after_activation", self.after_activation, func=func, choices=(False, True))
+        for name in (
+            "train_epochs",
+            "prune_epochs",
+            "prune_updates",
+            "batch_size",
+            "num_images",
+            "attack_iterations",
+        ):
+            check_int(name, getattr(self, name), func=func, low=1)
+        check_real(
+            "ramp_fraction", self.ramp_fraction, func=func, low=0, high=1, low_inclusive=False
+        )
+        for name in ("lr", "attack_lr"):
+            check_real(name, getattr(self, name), func=func, low=0, low_inclusive=False)
+        check_real("momentum", self.momentum, func=func, low=0, high=1, high_inclusive=False)
+        for name in ("test_fraction", "accuracy_tolerance"):
+            check_real(
+                name,
+                getattr(self, name),
+                func=func,
+                low=0,
+                high=1,
+                low_inclusive=False,
+                high_inclusive=False,
+            )
+        check_real("tv_weight", self.tv_weight, func=func, low=0)
+        check_int("seed", self.seed, func=func, low=0)
+        check_device(self.device, func=func)
+
+    @classmethod
+    def for_scale(cls, scale: str, *, data_dir: str | None = None, **overrides):
+        """The notebook's configuration at ``scale`` (``"quick"`` or ``"paper"``).
+
+        ``quick``: digits, 10 + 5 epochs, the sparsities of :data:`QUICK_SPARSITIES`, 16
+        images, 200 attack steps. ``paper``: MNIST from ``data_dir`` when given (Table 2's
+        20 epochs, split 10 + 10), else digits with 60 + 30 epochs (digits has 23
+        minibatches per epoch, MNIST 938); the eight sparsities of
+        :data:`PAPER_SPARSITIES`, 100 images (Section 4.3) and 2000 attack steps.
+        ``overrides`` replace any field.
+        """
+        check_choice("scale", scale, func="PruneVsNoiseConfig.for_scale", choices=SCALES)
+        if scale == "quick":
+            return cls(**overrides)
+        fields = {"sparsities": PAPER_SPARSITIES, "num_images": 100, "attack_iterations": 2000}
+        if data_dir is not None:
+            fields.update(dataset="mnist", data_dir=str(data_dir), train_epochs=10, prune_epochs=10)
+        else:
+            fields.update(train_epochs=60, prune_epochs=30)
+        return cls(**{**fields, **overrides})
+
+    def schedule(self, final: float, num_train: int) -> CubicSchedule:
+        """The cubic schedule of the pruning stage for ``num_train`` training images:
+        :math:`t_0 = 0`, :math:`n` = ``prune_updates`` and :math:`\\Delta t` such that
+        :math:`n\\Delta t` covers ``ramp_fraction`` of the stage (at least 1)."""
+        steps = self.prune_epochs * math.ceil(num_train / self.batch_size)
+        interval = max(1, int(self.ramp_fraction * steps) // self.prune_updates)
+        return CubicSchedule(final=final, interval=interval, num_updates=self.prune_updates)
+
+
+@dataclass
+class PruneVsNoiseResult:
+    """Everything :func:`run_prune_vs_noise` measured.
+
+    Attributes:
+        config: the configuration.
+        dense_accuracy: test accuracy of the dense model (same SGD steps as the pruned).
+        rows: one dict per (condition, sparsity): ``condition`` (:data:`CONDITIONS`),
+            ``sparsity`` (0 for ``"none"``), ``accuracy`` (test accuracy of the
+            released mechanism), ``noise_scale`` (b, noise rows), ``matched``,
+            ``pruned_fraction`` (measured), and ``<metric>_mean`` / ``_min`` / ``_max``
+            for every metric of :data:`METRICS` plus ``nmi_chance_mean``.
+        scores: ``(condition, sparsity) -> {metric: per-image ndarray}``.
+        originals: attacked test images ``(B, C, H, W)``; labels ``(B,)``.
+        reconstructions: ``(condition, sparsity) -> (B, C, H, W)`` ndarray.
+        seconds: wall-clock time of the run.
+    """
+
+    config: PruneVsNoiseConfig
+    dense_accuracy: float
+    rows: list[dict] = field(default_factory=list)
+    scores: dict = field(default_factory=dict)
+    originals: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    reconstructions: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def row(self, condition: str, sparsity: float) -> dict:
+        """The row of ``condition`` at ``sparsity`` (``"none"`` is at sparsity 0)."""
+        for row in self.rows:
+            if row["condition"] == condition and row["sparsity"] == sparsity:
+                return row
+        raise KeyError((condition, sparsity))
+
+    def table(self) -> str:
+        """Fixed-width text table: sparsity, accuracies, matched b, mean metrics."""
+        head = f"{'sparsity':>8} {'condition':>15} {'acc':>6} {'b':>7} {'ok':>3} " + " ".join(
+            f"{m:>6}" for m in METRICS
+        )
+        lines = [head, "-" * len(head)]
+        for row in self.rows:
+            k = f"{row['sparsity']:g}"
+            b = "-" if row["condition"] != "noise" else f"{row['noise_scale']:.3g}"
+            ok = "yes" if row["matched"] else "NO"
+            metrics = " ".join(f"{row[m + '_mean']:6.3f}" for m in METRICS)
+            lines.append(
+                f"{k:>8} {row['condition']:>15} {row['accuracy']:6.3f} {b:>7} {ok:>3} {metrics}"
+            )
+        return "\n".join(lines)
+
+    def comparison(self, prune_condition: str = "prune_public") -> dict[str, dict]:
+        """Paired leakage gap noise minus pruning at matched accuracy, per metric.
+
+        Over the sparsities whose noise scale was matched, each attacked image gets the
+        mean over sparsities of ``score(noise) - score(prune)``; images are the independent
+        units. Returns per metric ``{"gap": mean, "stderr": standard error over images,
+        "prune": mean score, "noise": mean score, "sparsities": count, "wins": sparsities
+        where pruning's mean score is lower}``. A positive gap means pruning leaks less.
+        """
+        check_choice(
+            "prune_condition",
+            prune_condition,
+            func="PruneVsNoiseResult.comparison",
+            choices=PRUNE_CONDITIONS,
+        )
+        ks = [k for k in self.config.sparsities if self.row("noise", k)["matched"]]
+        out = {}
+        for metric in METRICS:
+            if not ks:
+                out[metric] = {
+                    "gap": math.nan,
+                    "stderr": math.nan,
+                    "prune": math.nan,
+                    "noise": math.nan,
+                    "sparsities": 0,
+                    "wins": 0,
+                }
+                continue
+            prune = np.array([self.scores[(prune_condition, k)][metric] for k in ks])
+            noise = np.array([self.scores[("noise", k)][metric] for k in ks])
+            per_image = (noise - prune).mean(axis=0)
+            stderr = (
+                per_image.std(ddof=1) / math.sqrt(per_image.size)
+                if per_image.size > 1
+                else math.nan
+            )
+            out[metric] = {
+                "gap": float(per_image.mean()),
+                "stderr": float(stderr),
+                "prune": float(prune.mean()),
+                "noise": float(noise.mean()),
+                "sparsities": len(ks),
+                "wins": int((prune.mean(axis=1) < noise.mean(axis=1)).sum()),
+            }
+        return out
+
+    def leakage_calls(self, prune_condition: str = "prune_public") -> dict[str, str]:
+        """Per metric of :data:`METRICS`, and overall under key ``"overall"``: ``"less"``
+        when pruning's paired gap (:meth:`comparison`) exceeds twice its standard error,
+        ``"more"`` when it is below minus twice, else ``"unclear"``. The overall call is the
+        one at least two of Figure 6's metrics (SSIM, pHash, INFE) agree on, else
+        ``"unclear"``."""
+        comparison = self.comparison(prune_condition)
+        calls = {}
+        for metric, c in comparison.items():
+            calls[metric] = "unclear"
+            if c["gap"] > 2 * c["stderr"]:
+                calls[metric] = "less"
+            elif c["gap"] < -2 * c["stderr"]:
+                calls[metric] = "more"
+        votes = [calls[m] for m in PAPER_METRICS]
+        calls["overall"] = next((v for v in ("less", "more") if votes.count(v) >= 2), "unclear")
+        return calls
+
+    def verdict(self, prune_condition: str = "prune_public") -> str:
+        """One sentence: at matched accuracy, does pruning leak less or more than noise?
+        With the numbers of :meth:`comparison` and the calls of :meth:`leakage_calls`."""
+        comparison = self.comparison(prune_condition)
+        calls = self.leakage_calls(prune_condition)
+        overall = {
+            "less": "less than",
+            "more": "more than",
+            "unclear": "neither clearly less nor clearly more than",
+        }[calls["overall"]]
+        details = "; ".join(
+            f"{METRICS[m]} {comparison[m]['prune']:.3f} (pruning) vs "
+            f"{comparison[m]['noise']:.3f} (noise), gap {comparison[m]['gap']:+.3f} ± "
+            f"{comparison[m]['stderr']:.3f} ({calls[m]})"
+            for m in PAPER_METRICS
+        )
+        attacker = (
+            "the public dense Φ (Section 4.2)"
+            if prune_condition == "prune_public"
+            else "the pruned weights"
+        )
+        return (
+            f"At matched accuracy, pruning leaks {overall} noise on {self.config.dataset} "
+            f"(attacker inverting with {attacker}; {comparison['ssim']['sparsities']} matched "
+            f"sparsities, {len(self.originals)} images): {details}."
+        )
+
+
+def _summary_row(
+    condition: str, sparsity: float, accuracy_value: float, scores: dict, **extra
+) -> dict:
+    row = {
+        "condition": condition,
+        "sparsity": sparsity,
+        "accuracy": accuracy_value,
+        "noise_scale": 0.0,
+        "matched": True,
+        **extra,
+    }
+    for metric, values in scores.items():
+        row[f"{metric}_mean"] = float(np.mean(values))
+        row[f"{metric}_min"] = float(np.min(values))
+        row[f"{metric}_max"] = float(np.max(values))
+    return row
+
+
+class _Attack:
+    """The attacked images and the attack settings shared by every condition."""
+
+    def __init__(self, config: PruneVsNoiseConfig, images, labels, dense: nn.Module):
+        self.config = config
+        self.images, self.labels, self.dense = images, labels, dense
+
+    def run(self, phi, target, condition: str, sparsity: float, result: PruneVsNoiseResult):
+        cfg = self.config
+        reconstructions = invert_representation(
+            phi,
+            target,
+            tuple(self.images.shape[1:]),
+            iterations=cfg.attack_iterations,
+            lr=cfg.attack_lr,
+            tv_weight=cfg.tv_weight,
+            seed=cfg.seed,
+        )
+        scores = score_inversions(self.images, reconstructions, self.labels, self.dense)
+        result.scores[(condition, sparsity)] = scores
+        result.reconstructions[(condition, sparsity)] = reconstructions.cpu().numpy()
+        return scores
+
+
+def run_prune_vs_noise(
+    config: PruneVsNoiseConfig, *, progress: bool | None = None
+) -> PruneVsNoiseResult:
+    """Run the matched-accuracy comparison of pruning and Laplace noise (module docstring).
+
+    Returns a :class:`PruneVsNoiseResult`; its ``rows`` hold, per sparsity, the pruned
+    network's test accuracy, the matched noise scale and accuracy, and the leakage of
+    ``"noise"``, ``"prune_public"`` and ``"prune_informed"``, plus one ``"none"`` row (the
+    undefended dense network). ``progress``: tqdm bar (None: only on a terminal).
+    """
+    device = resolve_device(config.device)
+    return _run(config, device, progress)
+
+
+def _run(cfg: PruneVsNoiseConfig, device: torch.device, progress) -> PruneVsNoiseResult:
+    began = time.perf_counter()
+    train, test = load_train_test(
+        cfg.dataset, cfg.data_dir, test_fraction=cfg.test_fraction, seed=cfg.seed
+    )
+    x_train = resize_images(train.images, cfg.image_size).to(device)
+    x_test = resize_images(test.images, cfg.image_size).to(device)
+    y_train, y_test = train.labels.to(device), test.labels.to(device)
+    with seeded(cfg.seed):
+        base = lenet5(
+            in_channels=train.image_shape[0],
+            image_size=cfg.image_size,
+            num_classes=train.num_classes,
+        ).to(device)
+    sgd = {"batch_size": cfg.batch_size, "lr": cfg.lr, "momentum": cfg.momentum}
+    train_sgd(base, x_train, y_train, epochs=cfg.train_epochs, seed=cfg.seed, **sgd)
+
+    def pruning_stage(final: float) -> nn.Module:
+        model = copy.deepcopy(base)
+        schedule = cfg.schedule(final, len(x_train)) if final > 0 else None
+        train_sgd(
+            model,
+            x_train,
+            y_train,
+            epochs=cfg.prune_epochs,
+            seed=cfg.seed + 1,
+            schedule=schedule,
+            **sgd,
+        )
+        return model
+
+    split = {"layer": cfg.layer, "after_activation": cfg.after_activation}
+    dense = pruning_stage(0.0)
+    phi, head = split_at_layer(dense, **split)
+    result = PruneVsNoiseResult(config=cfg, dense_accuracy=evaluate(dense, None, x_test, y_test)[0])
+    chance = 1.0 / train.num_classes
+    if result.dense_accuracy < chance + _MIN_LEARNED * (1.0 - chance):
+        logger.warning(
+            "run_prune_vs_noise: the dense model reached only %.3f test accuracy (chance "
+            "%.3f); training failed and the comparison is meaningless. Lower lr or change "
+            "the seed.",
+            result.dense_accuracy,
+            chance,
+        )
+    generator = torch.Generator().manual_seed(cfg.seed)
+    chosen = torch.randperm(len(x_test), generator=generator)[: cfg.num_images].to(device)
+    attack = _Attack(cfg, x_test[chosen], y_test[chosen], dense)
+    result.originals = attack.images.cpu().numpy()
+    result.labels = attack.labels.cpu().numpy()
+    with torch.no_grad():
+        clean_test, clean_attacked = phi(x_test), phi(attack.images)
+    scores = attack.run(phi, clean_attacked, "none", 0.0, result)
+    result.rows.append(
+        _summary_row("none", 0.0, result.dense_accuracy, scores, pruned_fraction=0.0)
+    )
+    bar = tqdm(cfg.sparsities, desc="sparsity", disable=None if progress is None else not progress)
+    for k in bar:
+        pruned = pruning_stage(k)
+        acc_k = evaluate(pruned, None, x_test, y_test)[0]
+        num_prunable = Mask.ones(pruned).num_prunable()
+        zeros = sum(int((p == 0).sum()) for p in pruned.parameters() if p.ndim >= 2)
+        phi_k, _ = split_at_layer(pruned, **split)
+        with torch.no_grad():
+            released = phi_k(attack.images)
+        for condition, attacker_phi in zip(PRUNE_CONDITIONS, (phi, phi_k), strict=True):
+            scores = attack.run(attacker_phi, released, condition, k, result)
+            result.rows.append(
+                _summary_row(condition, k, acc_k, scores, pruned_fraction=zeros / num_prunable)
+            )
+        match = match_noise_scale(
+            head, clean_test, y_test, acc_k, tolerance=cfg.accuracy_tolerance, seed=cfg.seed
+        )
+        noise = laplace_noise(tuple(clean_attacked.shape), seed=cfg.seed + 1, device=device)
+        scores = attack.run(phi, clean_attacked + match.scale * noise, "noise", k, result)
+        result.rows.append(
+            _summary_row(
+                "noise",
+                k,
+                match.accuracy,
+                scores,
+                noise_scale=match.scale,
+                matched=match.matched,
+                pruned_fraction=0.0,
+            )
+        )
+        logger.info(
+            "k = %g: pruned accuracy %.4f, noise b = %.4g (accuracy %.4f)",
+            k,
+            acc_k,
+            match.scale,
+            match.accuracy,
+        )
+    result.seconds = time.perf_counter() - began
+    return result
