@@ -3,9 +3,11 @@
 Both sides run the same attack (SGI, squared-L2 matching; Adam or our backtracking
 L-BFGS) with the same seeds on the same uploads: K one-image FedSGD updates under one
 random mask at p = 0.5, client lr 0.25. The sequential side calls
-``sims.attacks.sgi_attack`` K times, the batched side ``sgi_attack_batched`` once. Both
-use ``AttackConfig``'s default of one CPU thread during an attack (see ``cpu_threads``).
-Throughput is attack iterations per second: K x iterations / wall time.
+``sims.attacks.sgi_attack`` K times, the batched side ``sgi_attack_batched`` once. The
+whole run is inside ``sims.core.runtime.cpu_tuning(threads=1)``: one torch thread (a
+second mostly adds synchronisation on a shared host) and glibc keeping freed blocks, for
+both sides alike; the library itself changes neither. Throughput is attack iterations
+per second: K x iterations / wall time.
 
 Models: the digits attack model (8x8, 26,474 weights) and FEMNIST's Conv-2 at 28x28
 (6.6 million weights, sigmoid + average pooling so that DLG's second derivatives exist).
@@ -33,6 +35,7 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
+from sims.core.runtime import cpu_tuning, seeded
 from sims.data.datasets import load_digits_dataset
 from sims.fl.client import client_update
 from sims.models import conv_net
@@ -51,15 +54,16 @@ class Case:
 
 def build(model_name: str, attacks: int, device: torch.device):
     """Model, broadcast weights, K uploads, labels and batch shape of one benchmark case."""
-    torch.manual_seed(0)
     if model_name == "digits":
-        model = conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
+        with seeded(0):
+            model = conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
         data = load_digits_dataset()
         images, labels = data.images[:attacks], data.labels[:attacks]
     else:
-        model = conv_net(
-            2, in_channels=1, image_size=28, num_classes=62, activation="sigmoid", pooling="avg"
-        )
+        with seeded(0):
+            model = conv_net(
+                2, in_channels=1, image_size=28, num_classes=62, activation="sigmoid", pooling="avg"
+            )
         generator = torch.Generator().manual_seed(0)
         images = torch.rand(attacks, 1, 28, 28, generator=generator)
         labels = torch.randint(0, 62, (attacks,), generator=generator)
@@ -137,18 +141,19 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     rows = []
-    for case in cases:
-        row = run_case(case, device)
-        rows.append(row)
-        print(
-            f"{case.model:<12} {case.optimizer:<19} {case.attacks:>3} {case.iterations:>5} "
-            f"{row['t_seq']:>8.2f} {row['t_bat']:>8.2f} {row['its_seq']:>9.1f} "
-            f"{row['its_bat']:>10.1f} {row['speedup']:>7.2f}x {row['max_diff']:>9.1e}",
-            flush=True,
-        )
+    with cpu_tuning(threads=1):
+        for case in cases:
+            row = run_case(case, device)
+            rows.append(row)
+            print(
+                f"{case.model:<12} {case.optimizer:<19} {case.attacks:>3} {case.iterations:>5} "
+                f"{row['t_seq']:>8.2f} {row['t_bat']:>8.2f} {row['its_seq']:>9.1f} "
+                f"{row['its_bat']:>10.1f} {row['speedup']:>7.2f}x {row['max_diff']:>9.1e}",
+                flush=True,
+            )
     print(
         "max |dx|: largest pixel difference between the sequential and batched "
-        "reconstructions (L-BFGS: trajectories part after round-off, see sims.attacks)."
+        "reconstructions (L-BFGS: trajectories part after round-off, see sims.attacks.inversion)."
     )
     conv2 = rows[2]
     print(f"headline: batched_speedup_conv2_28x28 = {conv2['speedup']:.2f} x")

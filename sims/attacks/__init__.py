@@ -1,8 +1,30 @@
 """Gradient inversion attacks on pruned FL updates: GI and PriPrune's SGI.
 
-The public API; callers import from here, not from the submodules."""
+The public API; callers import from here. The submodules, one idea each:
 
-from sims.attacks.inversion import (
+* :mod:`~sims.attacks.config` -- what an attack is asked to do (:class:`AttackConfig`)
+  and what it returns (:class:`AttackResult`);
+* :mod:`~sims.attacks.update` -- reading an update: mask, pseudo-gradient, iDLG label;
+* :mod:`~sims.attacks.priors` and :mod:`~sims.attacks.objectives` -- the image prior
+  and the matching objective an inversion minimises;
+* :mod:`~sims.attacks.optimizers` -- functional Adam, torch's L-BFGS, batched
+  backtracking L-BFGS;
+* :mod:`~sims.attacks.problem`, :mod:`~sims.attacks.checks` -- one validated
+  inversion problem and the input checks;
+* :mod:`~sims.attacks.inversion` -- one or K inversions of a target gradient;
+* :mod:`~sims.attacks.attack` -- the attack on an update, SGI and GI as one
+  :func:`gradient_inversion` with a ``mask_aware`` switch, and their paper names.
+"""
+
+from sims.attacks.attack import (
+    gi_attack,
+    gi_attack_batched,
+    gradient_inversion,
+    gradient_inversion_batched,
+    sgi_attack,
+    sgi_attack_batched,
+)
+from sims.attacks.config import (
     DIGITS_ATTACK_MODEL,
     GRADIENT_POINTS,
     LABEL_MODES,
@@ -10,17 +32,10 @@ from sims.attacks.inversion import (
     OPTIMIZERS,
     AttackConfig,
     AttackResult,
-    gi_attack,
-    gi_attack_batched,
-    idlg_label,
-    invert_gradient,
-    invert_gradient_batched,
-    pseudo_gradient,
-    recover_mask,
-    sgi_attack,
-    sgi_attack_batched,
 )
+from sims.attacks.inversion import invert_gradient, invert_gradient_batched
 from sims.attacks.priors import total_variation
+from sims.attacks.update import idlg_label, pseudo_gradient, recover_mask
 
 __all__ = [
     "DIGITS_ATTACK_MODEL",
@@ -32,6 +47,8 @@ __all__ = [
     "AttackResult",
     "gi_attack",
     "gi_attack_batched",
+    "gradient_inversion",
+    "gradient_inversion_batched",
     "idlg_label",
     "invert_gradient",
     "invert_gradient_batched",

@@ -1,9 +1,9 @@
 """Fixtures shared by the attack tests: the digits and the digits attack model."""
 
 import pytest
-import torch
 
 from sims.attacks import DIGITS_ATTACK_MODEL
+from sims.core.runtime import seeded
 from sims.data.datasets import load_digits_dataset
 from sims.models import conv_net
 
@@ -15,8 +15,8 @@ def digits():
 
 @pytest.fixture(scope="module")
 def model():
-    torch.manual_seed(0)
-    return conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
+    with seeded(0):  # the same weights as torch.manual_seed(0), global RNG left as it was
+        return conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ produced it with estimators.image.psnr (checked against skimage in its own tests
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -53,9 +54,7 @@ MASK_NAMES = [f"random-{p}" for p in (0.0, 0.3, 0.9, 0.99)] + [
 def test_recover_mask_is_exact(model, weights, digits, mask_name):
     mask = _masks(weights)[mask_name]
     sent = client_update(model, weights, mask, digits.images[:4], digits.labels[:4], lr=CLIENT_LR)
-    recovered = recover_mask(sent)
-    assert recovered.equals(mask)
-    assert recovered.sparsity() == pytest.approx(mask.sparsity(), abs=0)
+    assert recover_mask(sent).equals(mask)
 
 
 def test_recover_mask_keeps_zero_biases():
@@ -153,7 +152,8 @@ def test_sgi_reconstructs_unpruned_digits(model, weights, digits):
 def test_sgi_leaks_more_than_gi_under_pruning(model, weights, digits):
     """GI reads w / lr on the pruned half as gradient and fails; SGI still inverts.
 
-    Measured (module docstring): SGI ~32 dB, GI ~5 dB (its untouched start) at p = 0.5.
+    Measured (results page, sims.attacks): SGI ~32 dB, GI ~5 dB (its untouched start) at
+    p = 0.5.
     """
     common = {"p": 0.5, "config": AttackConfig.dlg(), "labels_known": True}
     sgi, _ = _attack_digits(model, weights, digits, range(2), attack=sgi_attack, **common)
@@ -163,7 +163,7 @@ def test_sgi_leaks_more_than_gi_under_pruning(model, weights, digits):
 
 
 def test_published_evaluation_point_breaks_the_inversion(model, weights, digits):
-    """Deviation 3 of the module docstring: Algorithm 2 line 7 takes the dummy gradient at
+    """Deviation 3 in sims.attacks.attack: Algorithm 2 line 7 takes the dummy gradient at
     the sent weights w - lr g; the client took it at w. Measured on digit 0: 56 dB at w,
     4 dB at w_hat (the untouched N(0, 1) start alone scores ~6 dB)."""
     common = {"p": 0.0, "labels_known": True, "attack": sgi_attack}
@@ -172,15 +172,6 @@ def test_published_evaluation_point_breaks_the_inversion(model, weights, digits)
         model, weights, digits, [0], config=AttackConfig.dlg(), gradient_at="sent", **common
     )
     assert ours[0] >= 30.0 and published[0] <= 15.0, (ours, published)
-
-
-def test_gi_equals_sgi_without_pruning(model, weights, digits):
-    x, y = digits.images[:1], digits.labels[:1]
-    sent = client_update(model, weights, Mask.ones(weights), x, y, lr=CLIENT_LR)
-    kwargs = {**ONE_DIGIT, "labels": y, "config": AttackConfig.dlg(iterations=3)}
-    a = sgi_attack(model, weights, sent, **kwargs)
-    b = gi_attack(model, weights, sent, **kwargs)
-    assert torch.equal(a.images, b.images) and a.loss == b.loss
 
 
 def test_sgi_inverts_several_local_steps_by_replaying_them(model, weights, digits):
@@ -259,33 +250,36 @@ def test_other_attack_variants_reconstruct(model, weights, digits, config):
     assert hits == 1
 
 
-def test_same_seed_same_result(model, weights, digits):
+def test_the_seed_alone_decides_the_start(model, weights, digits):
+    """Same seed, same reconstruction; another seed, another one (the start is drawn from
+    a generator seeded by config.seed, not from the global RNG)."""
     x, y = digits.images[:1], digits.labels[:1]
     sent = client_update(model, weights, random_mask(weights, 0.3, seed=0), x, y, lr=CLIENT_LR)
-    runs = [
-        sgi_attack(
-            model,
-            weights,
-            sent,
-            **ONE_DIGIT,
-            labels=y,
-            config=AttackConfig.dlg(iterations=5, seed=7),
-        )
-        for _ in range(2)
-    ]
-    assert torch.equal(runs[0].images, runs[1].images) and runs[0].loss == runs[1].loss
+
+    def run(seed):
+        config = AttackConfig.dlg(iterations=5, seed=seed)
+        return sgi_attack(model, weights, sent, **ONE_DIGIT, labels=y, config=config)
+
+    first, again, other = run(7), run(7), run(8)
+    assert torch.equal(first.images, again.images) and first.loss == again.loss
+    assert not torch.equal(first.images, other.images)
 
 
 def test_restarts_keep_the_lowest_loss(model, weights, digits):
-    """Restart 0 of a multi-restart run is the single run with the same seed."""
+    """With k restarts the result is the best of the first k starts, so its loss can only
+    fall as k grows, and here a later start beats the first (measured: the loss falls
+    from k = 1 to k = 4). Returning the first, the last or the worst start breaks this."""
     x, y = digits.images[:1], digits.labels[:1]
     g = batch_gradient(model, weights, x, y)
     kwargs = {"batch_shape": SHAPE_B1, "num_classes": 10, "labels": y}
-    single = invert_gradient(model, weights, g, config=AttackConfig.dlg(iterations=3), **kwargs)
-    multi = invert_gradient(
-        model, weights, g, config=AttackConfig.dlg(iterations=3, restarts=3), **kwargs
-    )
-    assert multi.loss <= single.loss
+    losses = [
+        invert_gradient(
+            model, weights, g, config=AttackConfig.dlg(iterations=3, restarts=k), **kwargs
+        ).loss
+        for k in (1, 2, 3, 4)
+    ]
+    assert all(b <= a for a, b in itertools.pairwise(losses)), losses
+    assert losses[-1] < losses[0], losses
 
 
 def test_mask_restricts_the_matching_loss(model, weights, digits):

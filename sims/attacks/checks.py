@@ -1,0 +1,106 @@
+"""Validation of the attack's inputs at its public boundary.
+
+One place for the checks that reading an update, preparing an inversion and running
+K attacks at once share, so that every entry point rejects a bad value with the same
+message shape as :mod:`bounds.validation`: the parameter, what is allowed, and what it
+got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+from torch import nn
+
+from bounds.validation import check_int, check_real
+from sims.attacks.config import AttackConfig
+
+
+def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]:
+    """``params`` as a dict of detached tensors, after checking it is a non-empty mapping
+    of names to finite floating-point tensors."""
+    if not isinstance(params, Mapping) or not params:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a non-empty dict of tensors. "
+            f"Got {type(params).__name__} instead."
+        )
+    for key, tensor in params.items():
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+            raise ValueError(
+                f"The '{name}' parameter of {func} must map names to floating-point tensors. "
+                f"Got {getattr(tensor, 'dtype', type(tensor).__name__)} for {key!r} instead."
+            )
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be finite. "
+                f"Got NaN or infinite entries in {key!r} instead."
+            )
+    return {key: tensor.detach() for key, tensor in params.items()}
+
+
+def check_same_layout(name_a: str, a: Mapping, name_b: str, b: Mapping, *, func: str) -> None:
+    """Raise unless ``a`` and ``b`` have the same names, in the same order, and shapes."""
+    if list(a) != list(b) or any(a[k].shape != b[k].shape for k in a):
+        raise ValueError(
+            f"The '{name_a}' and '{name_b}' parameters of {func} must have the same names, "
+            f"order and shapes. Got {[(k, tuple(v.shape)) for k, v in a.items()]} and "
+            f"{[(k, tuple(v.shape)) for k, v in b.items()]} instead."
+        )
+
+
+def check_config(config, *, func: str) -> AttackConfig:
+    if not isinstance(config, AttackConfig):
+        raise ValueError(
+            f"The 'config' parameter of {func} must be an AttackConfig. "
+            f"Got {type(config).__name__} instead."
+        )
+    return config
+
+
+def check_local_steps(local_steps, client_lr, *, func: str) -> tuple[int, float]:
+    """``(local_steps, client_lr)``; the client's learning rate is needed from 2 steps on."""
+    local_steps = check_int("local_steps", local_steps, func=func, low=1)
+    if local_steps == 1 and client_lr is None:
+        return 1, 0.0
+    return local_steps, check_real("client_lr", client_lr, func=func, low=0, low_inclusive=False)
+
+
+def check_batch_shape(model: nn.Module, batch_shape, *, func: str) -> tuple[int, ...]:
+    """``(B, C, H, W)`` of positive ints, matching ``model.input_shape`` when it has one."""
+    ok = isinstance(batch_shape, tuple | list) and len(batch_shape) == 4
+    ok = ok and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in batch_shape)
+    expected = getattr(model, "input_shape", None)
+    if ok and expected is not None and tuple(batch_shape[1:]) != tuple(expected):
+        ok = False
+    if not ok:
+        want = "(B, C, H, W)" if expected is None else f"(B, {', '.join(map(str, expected))})"
+        raise ValueError(
+            f"The 'batch_shape' parameter of {func} must be a tuple {want} of positive "
+            f"integers. Got {batch_shape!r} instead."
+        )
+    return tuple(batch_shape)
+
+
+def check_sequence(name: str, value, *, func: str, what: str) -> int:
+    """Length of ``value``, which must be a non-empty sequence of ``what`` (one per
+    attack), not a single mapping."""
+    if isinstance(value, Mapping) or not isinstance(value, Sequence):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a sequence of {what}, one per "
+            f"attack. Got {type(value).__name__} instead."
+        )
+    return check_int(f"len({name})", len(value), func=func, low=1)
+
+
+def per_attack(name: str, value, count: int, *, func: str, single: type | tuple) -> list:
+    """``value`` repeated ``count`` times when it is one ``single`` item (or None), else
+    as a list of ``count`` items, one per attack."""
+    if value is None or isinstance(value, single):
+        return [value] * count
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or len(value) != count:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be one value or a sequence of {count} "
+            f"(one per attack). Got {type(value).__name__} instead."
+        )
+    return list(value)

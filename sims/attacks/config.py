@@ -1,0 +1,155 @@
+"""What a gradient inversion is asked to do and what it returns.
+
+:class:`AttackConfig` only *describes* an attack (matching loss, optimiser, labels,
+restarts, seed, device); :mod:`sims.attacks.inversion` runs it. The choice tuples are
+the allowed values of its fields and of the attack's ``gradient_at``
+(:mod:`sims.attacks.attack`); :data:`DIGITS_ATTACK_MODEL` is the architecture the
+digits attack studies invert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+
+from bounds.validation import check_choice, check_int, check_real
+from estimators.device import check_device
+
+LOSSES = ("cosine_tv", "l2")
+OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")
+LABEL_MODES = ("known", "idlg", "optimize")
+GRADIENT_POINTS = ("masked", "dense", "sent")
+
+#: Keyword arguments of :func:`sims.models.conv_net` for the digits attack experiments
+#: (with ``in_channels=1, image_size=8, num_classes=10``): one 3x3 conv with 16
+#: channels, 2x2 average pooling to 16x5x5, fc(64), fc(10), sigmoid throughout (twice
+#: differentiable, non-negative before the last layer as
+#: :func:`sims.attacks.update.idlg_label` needs). One conv layer rather than the Conv-2
+#: :func:`sims.models.conv_net` suggests for digits: two 2x2 pools leave a 16x2x2 map,
+#: which inverts far worse.
+DIGITS_ATTACK_MODEL = {
+    "num_conv": 1,
+    "width": 64,
+    "hidden": 64,
+    "activation": "sigmoid",
+    "pooling": "avg",
+}
+
+
+@dataclass(frozen=True)
+class AttackConfig:
+    """Hyper-parameters of a gradient inversion.
+
+    Attributes:
+        loss: matching loss (:mod:`sims.attacks.objectives`). ``"l2"``: ``sum ||m ⊙
+            (g' - g)||^2 / sum ||m ⊙ g||^2``, DLG's squared distance normalised by the
+            target's energy (same minimisers; makes the L-BFGS tolerances scale free).
+            ``"cosine_tv"``: ``1 - <m⊙g', m⊙g> / (||m⊙g'|| ||m⊙g||) + tv_weight * TV(x)``
+            over all layers at once (Geiping et al. 2020; PriPrune Algorithm 2, below
+            line 7).
+        optimizer: ``"lbfgs"`` (``torch.optim.LBFGS``, strong Wolfe line search; one
+            ``step`` with ``iterations`` as ``max_iter``; not batched),
+            ``"lbfgs_backtracking"`` (our batched L-BFGS with Armijo backtracking) or
+            ``"adam"`` (learning rate dropped 10x at 3/8, 5/8, 7/8 of the run, as in
+            Geiping et al.); see :mod:`sims.attacks.optimizers`.
+        iterations: optimiser iterations per restart, >= 1. PriPrune uses 10,000 (Adam).
+        lr: optimiser learning rate, > 0 (1.0 is L-BFGS's natural step; PriPrune uses
+            0.01 with Adam, Geiping et al. 0.1).
+        tv_weight: weight of the total variation prior in ``"cosine_tv"``, >= 0.
+            Ignored by ``"l2"``.
+        restarts: independent random initialisations, >= 1; the one with the lowest
+            final matching loss (TV excluded) is returned.
+        label_mode: ``"known"`` (labels passed in), ``"idlg"`` (recovered from the
+            gradient by :func:`sims.attacks.update.idlg_label`; B = 1 only) or
+            ``"optimize"`` (soft labels optimised jointly, as DLG and PriPrune
+            Algorithm 2 line 8).
+        box: keep the images in [0, 1] during the search: Adam projects (clamps) after
+            every step (Geiping et al.'s "boxed" option); both L-BFGS, whose curvature
+            pairs a projection would break, optimise ``z`` with ``x = sigmoid(z)``. The
+            returned images are clamped to [0, 1] in every case (the pixel range is
+            public).
+        signed_gradients: Adam steps on the sign of the image gradient (Geiping et al.'s
+            default). Ignored by L-BFGS.
+        seed: seed of the random initialisation, >= 0.
+        device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ...; its syntax
+            is checked here, the device resolved when the attack runs.
+    """
+
+    loss: str = "l2"
+    optimizer: str = "lbfgs"
+    iterations: int = 100
+    lr: float = 1.0
+    tv_weight: float = 0.0
+    restarts: int = 1
+    label_mode: str = "known"
+    box: bool = False
+    signed_gradients: bool = False
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        func = "AttackConfig"
+        check_choice("loss", self.loss, func=func, choices=LOSSES)
+        check_choice("optimizer", self.optimizer, func=func, choices=OPTIMIZERS)
+        check_int("iterations", self.iterations, func=func, low=1)
+        check_real("lr", self.lr, func=func, low=0, low_inclusive=False)
+        check_real("tv_weight", self.tv_weight, func=func, low=0)
+        check_int("restarts", self.restarts, func=func, low=1)
+        check_choice("label_mode", self.label_mode, func=func, choices=LABEL_MODES)
+        for name in ("box", "signed_gradients"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(
+                    f"The '{name}' parameter of {func} must be a bool. "
+                    f"Got {getattr(self, name)!r} instead."
+                )
+        check_int("seed", self.seed, func=func, low=0)
+        check_device(self.device, func=func)
+
+    @classmethod
+    def dlg(cls, **overrides) -> AttackConfig:
+        """Squared L2 matching with L-BFGS (Zhu et al. 2019), the strong attack of the demos.
+
+        100 iterations of torch's strong-Wolfe L-BFGS on the energy-normalised squared
+        distance; on unpruned single digits L-BFGS reaches the float32 floor of the
+        revealed gradient and stops on its change tolerance.
+        """
+        return replace(cls(loss="l2", optimizer="lbfgs", iterations=100, lr=1.0), **overrides)
+
+    @classmethod
+    def inverting_gradients(cls, **overrides) -> AttackConfig:
+        """Cosine + TV with signed Adam, boxed (Geiping et al. 2020; PriPrune's attack).
+
+        Geiping et al. use lr 0.1, TV weight 1e-4 and 4,800-24,000 iterations; PriPrune
+        lr 0.01 and 10,000 iterations. Here lr 0.1, 300 iterations and TV weight 1e-6:
+        on 8x8 digits the final cosine distance is far below Geiping et al.'s TV term
+        (1e-4 times a TV of order 0.5), which would then dominate and flatten the image.
+        """
+        base = cls(
+            loss="cosine_tv",
+            optimizer="adam",
+            iterations=300,
+            lr=0.1,
+            tv_weight=1e-6,
+            box=True,
+            signed_gradients=True,
+        )
+        return replace(base, **overrides)
+
+
+@dataclass
+class AttackResult:
+    """Outcome of one inversion (the best restart).
+
+    Attributes:
+        images: reconstructed batch ``(B, C, H, W)``, float32 on CPU, clamped to [0, 1],
+            in the attack's own (arbitrary) order.
+        labels: int64 ``(B,)`` on CPU: the labels used or found.
+        loss: final matching loss of the returned restart (TV term excluded), a float.
+        iterations: optimiser iterations that restart ran.
+    """
+
+    images: torch.Tensor
+    labels: torch.Tensor
+    loss: float
+    iterations: int

@@ -1,0 +1,87 @@
+"""The function an inversion minimises: gradient matching plus an image prior.
+
+For dummy images ``x`` (and labels) the dummy gradient ``g'`` is compared with the
+gradient ``g`` the update reveals, on the kept coordinates ``m`` only (SGI) or on all
+(GI), by one of two matching losses (:class:`sims.attacks.config.AttackConfig`):
+
+* ``"l2"``: ``sum ||m ⊙ (g' - g)||^2 / sum ||m ⊙ g||^2`` (Zhu, Liu and Han 2019, "Deep
+  Leakage from Gradients", normalised by the target's energy);
+* ``"cosine_tv"``: ``1 - cos(m ⊙ g', m ⊙ g) + tv_weight * TV(x)`` over all layers at
+  once (Geiping et al. 2020, "Inverting Gradients"; PriPrune Algorithm 2 below line 7,
+  with the regulariser of deviation 2 in :mod:`sims.attacks.attack`), TV from
+  :mod:`sims.attacks.priors`.
+
+The client's loss is assumed to be the mean cross-entropy of
+:func:`sims.core.functional.batch_gradient` (soft targets for jointly optimised labels)
+and the model free of batch statistics (no BatchNorm), so the dummy gradient is a pure
+function of (params, images, labels) built with ``torch.func.functional_call`` and
+``torch.func.grad``: the objective of one attack can be ``vmap``-ed over K attacks.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad
+
+from sims.attacks.config import AttackConfig
+from sims.attacks.priors import total_variation
+
+
+def image_map(config: AttackConfig):
+    """Optimisation variables to images: ``sigmoid`` for boxed L-BFGS (the box as a
+    reparametrisation), else the identity (Adam projects onto the box instead)."""
+    return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
+
+
+def attack_objective(model: nn.Module, config: AttackConfig, *, local_steps: int, client_lr: float):
+    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective, matching)``.
+
+    Every tensor argument belongs to *one* attack, so the function can be ``vmap``-ed
+    over attacks. ``variables[0]`` are the dummy images (their logits ``z``, ``x =
+    sigmoid(z)``, for boxed L-BFGS), ``variables[1]`` the label logits with
+    ``label_mode="optimize"`` (``onehot`` is then ignored). ``keep`` holds 0/1 floats
+    for the prunable tensors (None for GI: nothing masked); ``target`` must already be
+    masked and ``target_energy`` is its squared norm. ``matching`` is the loss without
+    the prior, by which restarts are ranked.
+
+    The dummy update replays the client's ``local_steps`` full-batch steps of eq. (1) on
+    the dummy batch: ``keep ⊙ sum_s g(a_s)`` with ``a_0 = point`` and ``a_{s+1} = keep ⊙
+    a_s - client_lr * keep ⊙ g(a_s)``, which is ``keep ⊙ (w - w_hat) / client_lr`` for
+    the dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for
+    the real data (Geiping et al. 2020, Section 5, "multiple local updates"). One step
+    is plain gradient matching.
+    """
+
+    def cross_entropy(p, images, label_probs):
+        return nn.functional.cross_entropy(functional_call(model, p, (images,)), label_probs)
+
+    dummy_gradient = grad(cross_entropy)
+    to_image = image_map(config)
+    optimize_labels = config.label_mode == "optimize"
+
+    def objective(variables, point, target, target_energy, keep, onehot):
+        images = to_image(variables[0])
+        probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
+        names = list(target)
+        masked = keep if keep is not None else {}
+        at, g = point, None
+        for step in range(local_steps):
+            g_step = {n: t.contiguous() for n, t in dummy_gradient(at, images, probs).items()}
+            g_step = {n: g_step[n] * masked[n] if n in masked else g_step[n] for n in names}
+            g = g_step if g is None else {n: g[n] + g_step[n] for n in names}
+            if step + 1 < local_steps:
+                at = {
+                    n: (masked[n] * at[n] if n in masked else at[n]) - client_lr * g_step[n]
+                    for n in names
+                }
+        if config.loss == "l2":
+            residual = [g[n] - target[n] for n in names]
+            matching = sum((r * r).sum() for r in residual) / target_energy
+            return matching, matching
+        dot = sum((g[n] * target[n]).sum() for n in names)
+        dummy_energy = sum((g[n] * g[n]).sum() for n in names)
+        matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
+        return matching + config.tv_weight * total_variation(images), matching
+
+    return objective

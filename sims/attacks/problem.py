@@ -1,0 +1,140 @@
+"""One inversion problem, validated and placed on the attack's device.
+
+Between the public entry points (:mod:`sims.attacks.inversion`) and the pure objective
+(:mod:`sims.attacks.objectives`) sit the steps every run shares, single or batched:
+check and move the evaluation point and target, mask the target, fix the labels
+(known, or iDLG, or none when they are optimised; deviation 4 in
+:mod:`sims.attacks.attack`), draw the ``N(0, 1)`` start (PriPrune Algorithm 2 line 5),
+and turn the optimiser's final variables into an :class:`AttackResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from sims.attacks.checks import check_param_dict, check_same_layout
+from sims.attacks.config import AttackConfig, AttackResult
+from sims.attacks.objectives import image_map
+from sims.attacks.update import idlg_label
+from sims.pruning.mask import Mask, prunable_names
+
+
+def _fixed_labels(
+    labels,
+    target: dict[str, torch.Tensor],
+    mask: Mask | None,
+    *,
+    batch: int,
+    num_classes: int,
+    config: AttackConfig,
+    func: str,
+) -> torch.Tensor | None:
+    """Fixed labels (int64, on the target's device), or None when they are optimised."""
+    mode = config.label_mode
+    if mode != "known" and labels is not None:
+        raise ValueError(
+            f"The 'labels' parameter of {func} must be None with label_mode={mode!r}. "
+            f"Got a tensor instead."
+        )
+    if mode == "optimize":
+        return None
+    if mode == "idlg":
+        if batch != 1:
+            raise ValueError(
+                f"label_mode='idlg' in {func} recovers the label of one image only. "
+                f"Got batch size {batch} instead."
+            )
+        return idlg_label(target, num_classes=num_classes, mask=mask)
+    if (
+        not isinstance(labels, torch.Tensor)
+        or labels.dtype not in (torch.int64, torch.int32)
+        or tuple(labels.shape) != (batch,)
+        or bool((labels < 0).any())
+        or bool((labels >= num_classes).any())
+    ):
+        raise ValueError(
+            f"The 'labels' parameter of {func} must be an integer tensor of shape ({batch},) "
+            f"with values in [0, {num_classes - 1}] when label_mode='known'. "
+            f"Got {labels!r} instead."
+        )
+    return labels.to(next(iter(target.values())).device, torch.int64)
+
+
+@dataclass
+class InversionProblem:
+    """One validated inversion on the attack's device: the arguments of the objective
+    (:func:`sims.attacks.objectives.attack_objective`) and the fixed labels."""
+
+    point: dict[str, torch.Tensor]
+    target: dict[str, torch.Tensor]
+    target_energy: torch.Tensor
+    keep: dict[str, torch.Tensor] | None
+    onehot: torch.Tensor
+    labels: torch.Tensor | None
+
+    def arguments(self) -> tuple:
+        return self.point, self.target, self.target_energy, self.keep, self.onehot
+
+
+def prepare_problem(
+    params, target_grad, *, batch_shape, num_classes, labels, mask, config, device, func
+) -> InversionProblem:
+    """Check ``params`` and ``target_grad`` (same layout, finite, target not zero on every
+    kept coordinate), move them to ``device``, mask the target and fix the labels."""
+    point = {n: t.to(device) for n, t in check_param_dict("params", params, func=func).items()}
+    target = {
+        n: t.to(device) for n, t in check_param_dict("target_grad", target_grad, func=func).items()
+    }
+    check_same_layout("params", point, "target_grad", target, func=func)
+    if mask is not None:
+        check_same_layout("mask.keep", mask.keep, "params", point, func=func)
+        mask = mask.to(device)
+        target = mask.apply(target)
+    if not any(bool((t != 0).any()) for t in target.values()):
+        raise ValueError(f"The 'target_grad' parameter of {func} is zero on every kept coordinate.")
+    fixed = _fixed_labels(
+        labels,
+        target,
+        mask,
+        batch=batch_shape[0],
+        num_classes=num_classes,
+        config=config,
+        func=func,
+    )
+    dtype = next(iter(point.values())).dtype
+    keep = None
+    if mask is not None:
+        keep = {n: mask.keep[n].to(point[n].dtype) for n in prunable_names(point)}
+    if fixed is None:
+        onehot = torch.zeros((batch_shape[0], num_classes), device=device, dtype=dtype)
+    else:
+        onehot = nn.functional.one_hot(fixed, num_classes).to(dtype)
+    energy = sum((t * t).sum() for t in target.values())
+    return InversionProblem(point, target, energy, keep, onehot, fixed)
+
+
+def initial_variables(
+    generator: torch.Generator, batch_shape, num_classes: int, config: AttackConfig
+) -> list[torch.Tensor]:
+    """``N(0, 1)`` images (PriPrune Alg. 2 line 5), then label logits when optimised (CPU)."""
+    variables = [torch.randn(batch_shape, generator=generator)]
+    if config.label_mode == "optimize":
+        variables.append(torch.randn((batch_shape[0], num_classes), generator=generator))
+    return variables
+
+
+def attack_result(
+    images, label_logits, problem: InversionProblem, loss: float, iterations: int, config
+) -> AttackResult:
+    """The returned images (mapped, clamped to [0, 1], float32 on CPU) and labels (fixed,
+    or the argmax of the optimised logits ``label_logits``)."""
+    found = label_logits.argmax(dim=-1) if problem.labels is None else problem.labels
+    return AttackResult(
+        images=image_map(config)(images).clamp(0.0, 1.0).to("cpu", torch.float32),
+        labels=found.to("cpu"),
+        loss=loss,
+        iterations=iterations,
+    )

@@ -1,0 +1,104 @@
+"""What an honest-but-curious server reads off one pruned FedSGD update.
+
+The server holds the global weights ``w`` it broadcast and the pruned weights
+``w_hat = m ⊙ (w - lr * g)`` a client sent back after one step (PriPrune,
+arXiv:2310.19958, eq. (1); :func:`sims.fl.client.client_update`). From them it reads
+
+* the mask, from the zeros of ``w_hat`` (:func:`recover_mask`, Algorithm 2 line 3);
+* the gradient, ``(w - w_hat) / lr`` (:func:`pseudo_gradient`, line 4, with the sign
+  and the reference corrected: deviation 1 in :mod:`sims.attacks.attack`), masked for SGI, dense for
+  GI, where a pruned coordinate shows ``w / lr`` instead of a gradient;
+* the label of a single image, from the signs of the last layer's gradient
+  (:func:`idlg_label`, iDLG: Zhao, Mopuri and Bilen 2020, arXiv:2001.02610).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+
+from bounds.validation import check_int, check_real
+from sims.attacks.checks import check_param_dict, check_same_layout
+from sims.pruning.mask import Mask
+
+
+def recover_mask(sent_params: Mapping[str, torch.Tensor]) -> Mask:
+    """The pruning mask read off the zeros of the sent weights (PriPrune Alg. 2, line 3).
+
+    ``m_rec[j] = 1 if w_hat[j] != 0 else 0`` for the prunable tensors (``ndim >= 2``);
+    biases are never pruned (:mod:`sims.pruning`), so their mask is all-True whatever
+    their values.
+
+    Caveat: a kept weight whose update lands exactly on 0.0 is read as pruned. With
+    continuous weights and gradients this has probability zero, but it can happen
+    (e.g. a weight initialised to 0 in a layer with zero gradient), so the recovered
+    mask is exact almost surely, not always.
+    """
+    sent = check_param_dict("sent_params", sent_params, func="recover_mask")
+    return Mask(
+        {
+            name: (t != 0) if t.ndim >= 2 else torch.ones_like(t, dtype=torch.bool)
+            for name, t in sent.items()
+        }
+    )
+
+
+def pseudo_gradient(
+    global_params: Mapping[str, torch.Tensor],
+    sent_params: Mapping[str, torch.Tensor],
+    *,
+    lr: float,
+    mask: Mask | None = None,
+) -> dict[str, torch.Tensor]:
+    """The gradient a one-step FedSGD update reveals: ``(w - w_hat) / lr``, masked.
+
+    With ``mask`` (SGI, PriPrune Alg. 2 line 4, sign and reference corrected -- deviation
+    1 in :mod:`sims.attacks.attack`) the result is ``m ⊙ (w - w_hat) / lr``, which equals
+    the client's ``m ⊙ g`` up to float round-off. With ``mask=None`` (GI's view) every
+    coordinate is kept, so a pruned coordinate shows ``w / lr``. ``lr`` is the client's
+    learning rate, > 0.
+    """
+    func = "pseudo_gradient"
+    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    w = check_param_dict("global_params", global_params, func=func)
+    sent = check_param_dict("sent_params", sent_params, func=func)
+    check_same_layout("global_params", w, "sent_params", sent, func=func)
+    revealed = {name: (w[name] - sent[name].to(w[name].device)) / lr for name in w}
+    if mask is None:
+        return revealed
+    check_same_layout("mask.keep", mask.keep, "global_params", w, func=func)
+    return mask.to(next(iter(w.values())).device).apply(revealed)
+
+
+def _last_linear_weight(grads: Mapping[str, torch.Tensor], num_classes: int, *, func: str) -> str:
+    names = [n for n, t in grads.items() if t.ndim == 2 and t.shape[0] == num_classes]
+    if not names:
+        raise ValueError(
+            f"{func} needs a 2-D weight with {num_classes} rows (the last linear layer) in "
+            f"the gradient. Got shapes {[tuple(t.shape) for t in grads.values()]} instead."
+        )
+    return names[-1]
+
+
+def idlg_label(
+    target_grad: Mapping[str, torch.Tensor], *, num_classes: int, mask: Mask | None = None
+) -> torch.Tensor:
+    """Label of a single image from its gradient (iDLG, Zhao et al. 2020, Section 3).
+
+    For cross-entropy the gradient of the last linear layer's row ``i`` is
+    ``(softmax_i - 1[i = y]) * h``, with ``h`` the layer's input. If every entry of ``h``
+    is >= 0 -- **required**: the activation before the last linear layer must be
+    non-negative (sigmoid, ReLU; not tanh) -- the true label's row sum is <= 0 and every
+    other row sum is >= 0, so ``y = argmin_i sum_j grad[i, j]``. With ``mask`` the sums
+    run over kept coordinates only. The last linear layer is the last 2-D tensor with
+    ``num_classes`` (>= 2) rows in ``target_grad``'s order.
+
+    Returns an int64 tensor of shape ``(1,)`` on the gradient's device.
+    """
+    func = "idlg_label"
+    num_classes = check_int("num_classes", num_classes, func=func, low=2)
+    grads = check_param_dict("target_grad", target_grad, func=func)
+    name = _last_linear_weight(grads, num_classes, func=func)
+    g = grads[name] if mask is None else grads[name] * mask.keep[name].to(grads[name].device)
+    return g.sum(dim=1).argmin().reshape(1)
