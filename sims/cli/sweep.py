@@ -1,4 +1,4 @@
-"""``pruneleak sweep CONFIG.toml``: run (or resume) an attack-study sweep of sims.sweep."""
+"""``pruneleak sweep CONFIG``: run (or resume) an attack-study sweep of sims.sweep."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 
 from sims.core.store import ResultStore
-from sims.experiments.consistency import consistency_rows, format_table, plot_consistency
+from sims.experiments.consistency import consistency_rows, format_table
 from sims.plots.figures import save_figure
-from sims.sweep.jobs import SweepConfig, plot_panels, run_sweep
+from sims.plots.sweep import plot_consistency, plot_panels
+from sims.sweep import load_config, packaged_configs, run_sweep
 
 STUDY_PANELS = ("p", "B", "d", "T")
+DEFAULT_OUT = Path("pruneleak-out") / "sweep"
 
 
 def register(subparsers) -> None:
@@ -19,32 +21,39 @@ def register(subparsers) -> None:
         "sweep",
         help="run or resume an attack-study sweep from a TOML grid",
         description=(
-            "Expand the grid of CONFIG (a TOML file: name, [base], [[grid]]; see "
-            "sims/sweep/configs/quick_digits.toml), run every job not yet in --results "
-            "(one JSON line per finished job, so a killed sweep resumes), then print the "
+            "Expand the grid of CONFIG (a packaged configuration: "
+            f"{', '.join(packaged_configs())}; or a TOML file with name, [base], [[grid]] "
+            "laid out like them), run every job not yet in the results store (one JSON "
+            "line per finished job, so a killed sweep resumes), then print the "
             "bound-versus-attack consistency table of the panels p, B, d, T it has."
         ),
     )
-    parser.add_argument("config", type=Path, help="sweep configuration (TOML)")
+    parser.add_argument("config", help="packaged configuration name or TOML path")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="folder for the results store and figures (default: %(default)s)",
+    )
     parser.add_argument(
         "--results",
         type=Path,
         default=None,
-        help="JSON-lines results store (default: results/<sweep name>.jsonl)",
+        help="JSON-lines results store (default: OUT/<sweep name>.jsonl)",
     )
     parser.add_argument("--device", default=None, help="override the jobs' device")
     parser.add_argument("--data-dir", default=None, help="override the jobs' data_dir")
     parser.add_argument("--max-jobs", type=int, default=None, help="stop after N new jobs")
-    parser.add_argument("--figures", action="store_true", help="write the panel figures")
+    parser.add_argument("--figures", action="store_true", help="write the figures to OUT")
     parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    config = SweepConfig.from_toml(args.config)
+    config = load_config(args.config)
     overrides = {"device": args.device, "data_dir": args.data_dir}
     config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
-    results = args.results or Path("results") / f"{config.name}.jsonl"
+    results = args.results or args.out / f"{config.name}.jsonl"
     records = run_sweep(config, ResultStore(results), max_jobs=args.max_jobs)
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
     panels = [p for p in STUDY_PANELS if p in config.panels()]
@@ -57,7 +66,8 @@ def run(args) -> int:
                 (f"{config.name}_panels_nmi", plot_panels(config, records, panels)),
                 (f"{config.name}_consistency", plot_consistency(rows)),
             ):
-                print("Figure: " + ", ".join(str(p) for p in save_figure(fig, name)))
+                paths = save_figure(fig, name, directory=args.out)
+                print("Figure: " + ", ".join(str(p) for p in paths))
     return 0
 
 

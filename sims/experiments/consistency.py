@@ -35,7 +35,9 @@ import numpy as np
 from scipy.stats import rankdata
 
 from bounds.validation import check_choice, check_int, check_real
-from sims.sweep.jobs import SweepConfig, job_key, panel_axis, x_value
+from sims.sweep.grid import SweepConfig
+from sims.sweep.job import job_key
+from sims.sweep.panels import panel_axis, x_value
 
 METRICS = ("nmi", "psnr")
 BOUNDS = {"published": "bound_published_bits", "corrected": "bound_corrected_bits"}
@@ -49,7 +51,7 @@ class ConsistencyRow:
     """Direction consistency of one (panel, scheme, metric); see the module docstring.
 
     Attributes:
-        panel, parameter: the panel's name and its swept job field (``"model"`` is
+        panel, parameter: the panel's name and its swept job field (``"model.name"`` is
             measured by the number of parameters d).
         scheme: a scheme name or ``"all"`` (pooled, bootstrap stratified by scheme too).
         metric: ``"nmi"`` or ``"psnr"``.
@@ -166,7 +168,7 @@ def consistency_rows(
 ) -> list[ConsistencyRow]:
     """One :class:`ConsistencyRow` per (panel, scheme or ``"all"``, metric).
 
-    ``records`` are those of :func:`sims.sweep.run_sweep` for ``config``; jobs of the
+    ``records`` are those of :func:`sims.sweep.runner.run_sweep` for ``config``; jobs of the
     panels without a record, or without a bound (``d* = 0``), are left out.
     """
     func = "consistency_rows"
@@ -182,9 +184,9 @@ def consistency_rows(
         axis = panel_axis(jobs)
         found = [by_key[job_key(j)] for j in jobs if job_key(j) in by_key]
         found = [r for r in found if all(r.get(b) is not None for b in BOUNDS.values())]
-        schemes = sorted({r["job"]["scheme"] for r in found})
+        schemes = sorted({r["job"]["pruning.scheme"] for r in found})
         groups = [(POOLED, found)] + (
-            [(s, [r for r in found if r["job"]["scheme"] == s]) for s in schemes]
+            [(s, [r for r in found if r["job"]["pruning.scheme"] == s]) for s in schemes]
             if per_scheme
             else []
         )
@@ -236,7 +238,7 @@ def _fmt(value: float | None, width: int = 6) -> str:
 def format_table(rows: Sequence[ConsistencyRow], *, schemes: bool = True) -> str:
     """Plain-text table; ``schemes=False`` keeps only the pooled rows."""
     header = (
-        f"{'panel':<6} {'parameter':<11} {'scheme':<8} {'metric':<5} {'n':>4} "
+        f"{'panel':<6} {'parameter':<14} {'scheme':<8} {'metric':<5} {'n':>4} "
         f"{'rho(x,pub)':>10} {'rho(x,cor)':>10} {'rho(x,leak) [95% CI]':>25} "
         f"{'published':>12} {'corrected':>12}"
     )
@@ -250,7 +252,7 @@ def format_table(rows: Sequence[ConsistencyRow], *, schemes: bool = True) -> str
             else "--"
         )
         lines.append(
-            f"{r.panel:<6} {r.parameter:<11} {r.scheme:<8} {r.metric:<5} {r.n:>4} "
+            f"{r.panel:<6} {r.parameter:<14} {r.scheme:<8} {r.metric:<5} {r.n:>4} "
             f"{_fmt(r.rho_bound_published, 10)} {_fmt(r.rho_bound_corrected, 10)} "
             f"{interval:>25} {r.verdict_published:>12} {r.verdict_corrected:>12}"
         )
@@ -260,70 +262,3 @@ def format_table(rows: Sequence[ConsistencyRow], *, schemes: bool = True) -> str
 def rows_as_dicts(rows: Sequence[ConsistencyRow]) -> list[dict]:
     """The rows as plain dicts (for JSON or a DataFrame)."""
     return [asdict(r) for r in rows]
-
-
-def plot_consistency(rows: Sequence[ConsistencyRow], *, metric: str = "nmi"):
-    """Forest plot: per panel, Spearman(x, leakage) with its interval per scheme (pooled
-    in black) beside Spearman(x, bound) published (x) and corrected (+)."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    check_choice("metric", metric, func="plot_consistency", choices=METRICS)
-    sns.set_theme(style="whitegrid", context="notebook")
-    mine = [r for r in rows if r.metric == metric]
-    panels = list(dict.fromkeys(r.panel for r in mine))
-    schemes = list(dict.fromkeys(r.scheme for r in mine))
-    palette = dict(
-        zip(schemes, ["black", *sns.color_palette(n_colors=len(schemes) - 1)], strict=True)
-    )
-    fig, ax = plt.subplots(figsize=(2.2 + 1.8 * len(panels), 4.8))
-    width = 0.7 / max(1, len(schemes))
-    for i, panel in enumerate(panels):
-        for j, scheme in enumerate(schemes):
-            row = next((r for r in mine if r.panel == panel and r.scheme == scheme), None)
-            if row is None or row.rho is None:
-                continue
-            at = i - 0.35 + (j + 0.5) * width
-            # A percentile interval need not contain the estimate: clip the bars at 0.
-            low = max(0.0, row.rho - row.ci_low) if row.ci_low is not None else 0.0
-            high = max(0.0, row.ci_high - row.rho) if row.ci_high is not None else 0.0
-            ax.errorbar(
-                [at],
-                [row.rho],
-                yerr=[[low], [high]],
-                fmt="o",
-                capsize=2,
-                color=palette[scheme],
-                label=scheme if i == 0 else None,
-            )
-        pooled = next((r for r in mine if r.panel == panel and r.scheme == POOLED), None)
-        if pooled is not None:
-            for value, marker, label in (
-                (pooled.rho_bound_published, "x", "bound as published"),
-                (pooled.rho_bound_corrected, "P", "bound corrected"),
-            ):
-                if value is not None:
-                    ax.scatter(
-                        [i + 0.42],
-                        [value],
-                        marker=marker,
-                        s=70,
-                        color="crimson",
-                        label=label if i == 0 else None,
-                        zorder=3,
-                    )
-    ax.axhline(0, color="grey", linewidth=1)
-    ax.set_xticks(
-        range(len(panels)),
-        [f"{p}\n({next(r.parameter for r in mine if r.panel == p)})" for p in panels],
-    )
-    ax.set(
-        ylim=(-1.1, 1.1),
-        ylabel=f"Spearman rho (parameter, {metric.upper()})",
-        title="Direction of leakage vs direction of Theorem 1",
-    )
-    fig.legend(
-        *ax.get_legend_handles_labels(), loc="lower center", ncol=5, frameon=False, fontsize="small"
-    )
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    return fig

@@ -28,9 +28,13 @@ def figures_dir() -> Path:
     return directory
 
 
-def save_figure(fig, name: str) -> list[Path]:
-    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf``; return both paths."""
-    paths = [figures_dir() / f"{name}.{ext}" for ext in ("png", "pdf")]
+def save_figure(fig, name: str, *, directory: str | os.PathLike | None = None) -> list[Path]:
+    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``directory``
+    (created if needed; None: :func:`figures_dir`); return both paths."""
+    if directory is not None:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    folder = figures_dir() if directory is None else Path(directory)
+    paths = [folder / f"{name}.{ext}" for ext in ("png", "pdf")]
     for path in paths:
         fig.savefig(path, dpi=150, bbox_inches="tight")
     logger.info("Wrote %s", ", ".join(str(p) for p in paths))

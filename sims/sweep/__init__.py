@@ -1,1 +1,24 @@
-"""Attack-study sweeps: job schema, TOML configs, the resumable runner and its plots."""
+"""Attack-study sweeps: the job schema (:mod:`~sims.sweep.job`), grids of jobs
+(:mod:`~sims.sweep.grid`), TOML and packaged configurations (:mod:`~sims.sweep.loading`),
+the resumable local runner (:mod:`~sims.sweep.runner`) and reading results by panel
+(:mod:`~sims.sweep.panels`). Figures are in :mod:`sims.plots.sweep`."""
+
+from sims.sweep.grid import SweepConfig
+from sims.sweep.job import AttackJob, ModelSpec, PruningSpec, job_key
+from sims.sweep.loading import load_config, packaged_config, packaged_configs, read_config
+from sims.sweep.runner import run_job, run_sweep, sweep_records
+
+__all__ = [
+    "AttackJob",
+    "ModelSpec",
+    "PruningSpec",
+    "SweepConfig",
+    "job_key",
+    "load_config",
+    "packaged_config",
+    "packaged_configs",
+    "read_config",
+    "run_job",
+    "run_sweep",
+    "sweep_records",
+]

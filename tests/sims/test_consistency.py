@@ -9,7 +9,6 @@ Correlation Methods, 5th ed., 1990, Sec. 10.3).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -19,12 +18,12 @@ from sims.experiments.consistency import (
     _verdict,
     consistency_rows,
     format_table,
-    plot_consistency,
     rows_as_dicts,
     spearman_rows,
     stratified_bootstrap_spearman,
 )
-from sims.sweep.jobs import SweepConfig, job_key
+from sims.plots.sweep import plot_consistency
+from sims.sweep import SweepConfig, job_key
 
 
 def test_vectorised_spearman_equals_scipy_row_by_row():
@@ -133,7 +132,7 @@ def _synthetic(config: SweepConfig, leak, bound_published, bound_corrected, *, t
         records.append(
             {
                 "key": job_key(job),
-                "job": asdict(job),
+                "job": job.as_fields(),
                 "d": 1000,
                 "nmi_per_target": values,
                 "psnr_per_target": [10 + 20 * v for v in values],
@@ -147,8 +146,12 @@ def _synthetic(config: SweepConfig, leak, bound_published, bound_corrected, *, t
 SYNTHETIC = SweepConfig(
     name="synthetic",
     grids=(
-        {"panel": "p", "scheme": ["random", "snip"], "p": [0.1, 0.3, 0.5, 0.7, 0.9]},
-        {"panel": "T", "scheme": ["random"], "rounds": [1, 2, 4]},
+        {
+            "panel": "p",
+            "pruning.scheme": ["random", "snip"],
+            "pruning.p": [0.1, 0.3, 0.5, 0.7, 0.9],
+        },
+        {"panel": "T", "pruning.scheme": ["random"], "fed.rounds": [1, 2, 4]},
     ),
 )
 
@@ -161,15 +164,18 @@ def test_rows_read_directions_right_on_synthetic_records():
 
     def leak(job, k):
         jitter = noise[(job_key(job), k)]
-        return 1 - job.p + 0.05 * jitter if job.rounds == 1 else 0.5 + jitter
+        return 1 - job.pruning.p + 0.05 * jitter if job.fed.rounds == 1 else 0.5 + jitter
 
     records = _synthetic(
-        SYNTHETIC, leak, lambda j: 10 * j.p + j.rounds, lambda j: -10 * j.p + j.rounds
+        SYNTHETIC,
+        leak,
+        lambda j: 10 * j.pruning.p + j.fed.rounds,
+        lambda j: -10 * j.pruning.p + j.fed.rounds,
     )
     rows = consistency_rows(SYNTHETIC, records, panels=("p", "T"), n_resamples=500)
     pooled = {(r.panel, r.metric): r for r in rows if r.scheme == "all"}
     p_nmi = pooled[("p", "nmi")]
-    assert p_nmi.parameter == "p" and p_nmi.n == 2 * 5 * 6 and p_nmi.n_configs == 10
+    assert p_nmi.parameter == "pruning.p" and p_nmi.n == 2 * 5 * 6 and p_nmi.n_configs == 10
     assert p_nmi.rho < -0.9 and p_nmi.ci_high < 0
     assert p_nmi.rho_bound_published == pytest.approx(1.0)
     assert (p_nmi.verdict_published, p_nmi.verdict_corrected) == ("disagree", "agree")

@@ -1,5 +1,6 @@
-"""sims.sweep: grid expansion, one job's record, resumable sweeps (injected failure and a
-real SIGKILL), panels and the ``pruneleak sweep`` command."""
+"""sims.sweep: packaged and TOML configurations, the composed configs a job hands to the
+FL loop and the attack, grid expansion, one job's record, resumable sweeps (injected
+failure and a real SIGKILL), panels and the ``pruneleak sweep`` command."""
 
 from __future__ import annotations
 
@@ -8,56 +9,215 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
-from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bounds import priprune
+from sims.attacks import AttackConfig
 from sims.cli.sweep import main as sweep_main
 from sims.core.store import ResultStore
-from sims.sweep import jobs as sweep_module
-from sims.sweep.jobs import (
-    SWEEP_DIR,
+from sims.fl.server import FedConfig
+from sims.plots.sweep import plot_attack_comparison, plot_panels
+from sims.sweep import (
     AttackJob,
+    ModelSpec,
+    PruningSpec,
     SweepConfig,
     job_key,
-    panel_axis,
-    panel_rows,
-    plot_attack_comparison,
-    plot_panels,
+    load_config,
+    packaged_config,
+    packaged_configs,
+    read_config,
     run_job,
     run_sweep,
 )
+from sims.sweep import job as job_module
+from sims.sweep import runner as runner_module
+from sims.sweep.panels import panel_axis, panel_rows
 
 # A job that runs in well under a second: 2 clients, 1 target, 10 L-BFGS iterations.
 TINY = {
     "num_clients": 2,
-    "clients_per_round": 2,
+    "fed.clients_per_round": 2,
     "targets": 1,
-    "attack_iterations": 10,
+    "inversion.iterations": 10,
     "stats_samples": 8,
-    "synflow_iterations": 2,
+    "pruning.synflow_iterations": 2,
 }
+# The same in the TOML layout (sub-tables named after the job's fields).
+TINY_TOML = """
+[base]
+num_clients = 2
+targets = 1
+stats_samples = 8
+[base.fed]
+clients_per_round = 2
+[base.inversion]
+iterations = 10
+[base.pruning]
+synflow_iterations = 2
+"""
 
 
-def tiny_sweep(name="tiny", **grid) -> SweepConfig:
-    grids = [{"panel": "p", "p": [0.0, 0.3, 0.9]}, {"panel": "T", "rounds": [1, 2]}]
-    if grid:
-        grids = [grid]
-    return SweepConfig(name=name, base=TINY, grids=tuple(grids))
+def tiny_sweep(name="tiny") -> SweepConfig:
+    grids = ({"panel": "p", "pruning.p": [0.0, 0.3, 0.9]}, {"panel": "T", "fed.rounds": [1, 2]})
+    return SweepConfig(name=name, base=TINY, grids=grids)
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
 
 
 # --------------------------------------------------------------------------- configuration
 
 
+def test_packaged_configs_are_found_through_the_package_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert set(packaged_configs()) >= {"quick_digits", "paper_femnist", "paper_cifar10"}
+    for name in packaged_configs():
+        assert load_config(name).jobs()
+    quick = packaged_config("quick_digits")
+    panels = quick.panels()
+    axes = {
+        name: panel_axis([j for j in jobs if j.attack == "sgi"]) for name, jobs in panels.items()
+    }
+    assert axes == {
+        "p": "pruning.p",
+        "B": "fed.batch_size",
+        "d": "model.name",
+        "T": "fed.rounds",
+        "attacks": "pruning.p",
+    }
+    six = {"random", "snip", "synflow", "grasp", "feddst", "prunefl"}
+    assert all({j.pruning.scheme for j in panels[p]} == six for p in ("p", "B", "d", "T"))
+    with pytest.raises(ValueError, match=r"quick_digit.*neither a packaged one"):
+        load_config("quick_digit")
+
+
+def test_toml_values_reach_the_configs_the_job_hands_on(tmp_path):
+    """Every settable field of the composed configurations, each away from its default,
+    must arrive under its own name in the config the FL loop and the attack receive."""
+    path = write(
+        tmp_path / "all.toml",
+        """name = "all"
+[base]
+dataset = "digits"
+num_clients = 6
+targets = 3
+attack = "gi"
+seed = 7
+[base.model]
+name = "conv2"
+width = 8
+hidden = 12
+activation = "tanh"
+pooling = "max"
+[base.pruning]
+scheme = "feddst"
+p = 0.45
+readjust_every = 3
+synflow_iterations = 5
+[base.fed]
+rounds = 4
+clients_per_round = 5
+local_epochs = 2
+batch_size = 3
+lr = 0.125
+gradient_at = "dense"
+init_batch_size = 50
+eval_batch_size = 64
+[base.inversion]
+loss = "cosine_tv"
+optimizer = "adam"
+iterations = 33
+lr = 0.05
+tv_weight = 0.001
+restarts = 2
+label_mode = "optimize"
+box = true
+signed_gradients = true
+[[grid]]
+panel = "one"
+""",
+    )
+    (job,) = read_config(path).jobs()
+    assert (job.dataset, job.num_clients, job.targets, job.attack, job.seed) == (
+        "digits",
+        6,
+        3,
+        "gi",
+        7,
+    )
+    assert job.model == ModelSpec(
+        name="conv2", width=8, hidden=12, activation="tanh", pooling="max"
+    )
+    assert job.pruning == PruningSpec(
+        scheme="feddst", p=0.45, readjust_every=3, synflow_iterations=5
+    )
+    assert job.fed_config() == FedConfig(
+        rounds=4,
+        clients_per_round=5,
+        local_epochs=2,
+        batch_size=3,
+        lr=0.125,
+        algorithm="fedsgd",
+        gradient_at="dense",
+        init_batch_size=50,
+        eval_every=4,  # evaluated after the last round only
+        eval_batch_size=64,
+        seed=7,
+    )
+    assert job.attack_config(device="cpu") == AttackConfig(
+        loss="cosine_tv",
+        optimizer="adam",
+        iterations=33,
+        lr=0.05,
+        tv_weight=0.001,
+        restarts=2,
+        label_mode="optimize",
+        box=True,
+        signed_gradients=True,
+        seed=7,
+        device="cpu",
+    )
+
+
+class _Captured(Exception):
+    pass
+
+
+def test_run_job_hands_the_jobs_configs_to_the_fl_loop_and_the_attack(monkeypatch):
+    job = AttackJob.from_fields({**TINY, "fed.lr": 0.125, "inversion.lr": 0.5, "seed": 3})
+    seen = {}
+    real_run_federated = runner_module.run_federated
+
+    def run_federated(*args, **kwargs):
+        seen["fed"] = args[5]
+        return real_run_federated(*args, **kwargs)
+
+    def attack(*args, **kwargs):
+        seen["attack"], seen["lr"] = kwargs["config"], kwargs["lr"]
+        raise _Captured
+
+    monkeypatch.setattr(runner_module, "run_federated", run_federated)
+    monkeypatch.setitem(job_module.ATTACKS, "sgi", attack)
+    with pytest.raises(_Captured):
+        run_job(job)
+    assert seen["fed"] == job.fed_config() and seen["fed"].lr == 0.125
+    assert seen["lr"] == 0.125  # the attack inverts the client's step size
+    assert seen["attack"] == job.attack_config(device="cpu")
+    assert seen["attack"].lr == 0.5
+
+
 def test_grids_expand_as_products_and_share_jobs_across_panels():
     config = SweepConfig(
         name="s",
-        base={"p": 0.3},
+        base={"pruning.p": 0.3},
         grids=(
-            {"panel": "p", "scheme": ["random", "snip"], "p": [0.3, 0.6]},
-            {"panel": "B", "scheme": ["random", "snip"], "batch_size": [1, 2]},
+            {"panel": "p", "pruning.scheme": ["random", "snip"], "pruning.p": [0.3, 0.6]},
+            {"panel": "B", "pruning.scheme": ["random", "snip"], "fed.batch_size": [1, 2]},
         ),
     )
     panels = config.panels()
@@ -65,89 +225,98 @@ def test_grids_expand_as_products_and_share_jobs_across_panels():
     # (scheme, p=0.3, B=1) belongs to both panels and is one job
     assert len(config.jobs()) == 4 + 4 - 2
     assert len({job_key(j) for j in config.jobs()}) == 6
-    assert panel_axis(panels["p"]) == "p" and panel_axis(panels["B"]) == "batch_size"
-
-
-def test_fingerprint_ignores_device_and_chunking_but_not_numbers():
-    job = AttackJob()
-    assert job_key(job) == job_key(AttackJob(device="cpu", attack_chunk=3))
-    assert job_key(job) != job_key(AttackJob(p=0.31))
-    assert job_key(job) != job_key(AttackJob(seed=1))
-
-
-def test_shipped_sweep_files_parse():
-    files = sorted(SWEEP_DIR.glob("*.toml"))
-    assert {f.name for f in files} >= {"quick_digits.toml", "paper_femnist.toml"}
-    for path in files:
-        config = SweepConfig.from_toml(path)
-        assert config.jobs()
-    quick = SweepConfig.from_toml(SWEEP_DIR / "quick_digits.toml")
-    assert set(quick.panels()) == {"p", "B", "d", "T", "attacks"}
-    for panel in ("p", "B", "d", "T"):
-        assert {j.scheme for j in quick.panels()[panel]} == {
-            "random",
-            "snip",
-            "synflow",
-            "grasp",
-            "feddst",
-            "prunefl",
-        }
+    assert panel_axis(panels["p"]) == "pruning.p" and panel_axis(panels["B"]) == "fed.batch_size"
 
 
 @pytest.mark.parametrize(
-    ("field", "value"),
+    "change",
     [
-        ("dataset", "imagenet"),
-        ("model", "resnet"),
-        ("p", 1.5),
-        ("batch_size", 0),
-        ("targets", 11),
-        ("clients_per_round", 11),
-        ("attack", "dlg"),
-        ("optimizer", "lbfgs"),
-        ("loss", "l1"),
-        ("label_mode", "guess"),
-        ("gradient_at", "sent"),
-        ("scheme", "magnitude"),
-        ("seed", -1),
-        ("device", "tpu"),
+        {"pruning.p": 0.31},
+        {"seed": 1},
+        {"fed.lr": 0.5},
+        {"inversion.iterations": 7},
+        {"model.width": 8},
+        {"attack": "gi"},
     ],
 )
-def test_bad_job_field_is_a_clear_value_error(field, value):
-    with pytest.raises(ValueError, match=field):
-        AttackJob(**{field: value})
+def test_fingerprint_changes_with_every_kind_of_number(change):
+    assert job_key(AttackJob()) != job_key(AttackJob.from_fields(change))
+
+
+def test_fingerprint_ignores_where_a_job_runs_and_reads():
+    where = {"device": "cuda:1", "data_dir": "/data", "attack_chunk": 3, "fed.eval_batch_size": 7}
+    assert job_key(AttackJob()) == job_key(AttackJob.from_fields(where))
 
 
 @pytest.mark.parametrize(
-    ("data", "match"),
+    ("field", "value", "match"),
     [
-        ({"name": "", "grid": [{"p": 0.1}]}, "name"),
-        ({"name": "x", "grid": []}, "at least one grid"),
-        ({"name": "x", "base": {"pp": 1}, "grid": [{"p": 0.1}]}, "unknown job fields"),
-        ({"name": "x", "grid": [{"p": []}]}, "non-empty"),
-        ({"name": "x", "grid": [{"p": [2.0]}]}, "'p'"),
-        ({"name": "x", "grids": [{"p": 0.1}]}, "unknown keys"),
+        ("dataset", "imagenet", "'dataset'.*imagenet"),
+        ("model.name", "resnet", "'name'.*resnet"),
+        ("pruning.p", 1.5, r"'p'.*\[0, 1\].*1.5"),
+        ("fed.batch_size", 0, "'batch_size'.*0"),
+        ("targets", 11, "'targets'.*11"),
+        ("fed.clients_per_round", 11, "'fed.clients_per_round'.*11"),
+        ("attack", "dlg", "'attack'.*dlg"),
+        ("inversion.optimizer", "lbfgs", "'inversion.optimizer'.*lbfgs"),
+        ("inversion.loss", "l1", "'loss'.*l1"),
+        ("inversion.label_mode", "guess", "'label_mode'.*guess"),
+        ("fed.gradient_at", "sent", "'gradient_at'.*sent"),
+        ("pruning.scheme", "magnitude", "'scheme'.*magnitude"),
+        ("seed", -1, "'seed'.*-1"),
+        ("device", "tpu", "'device'.*tpu"),
     ],
 )
-def test_bad_sweep_configuration_is_a_clear_value_error(data, match):
+def test_bad_job_field_is_a_clear_value_error(field, value, match):
     with pytest.raises(ValueError, match=match):
-        SweepConfig.from_dict(data)
+        AttackJob.from_fields({field: value})
+
+
+def test_job_owned_fields_cannot_be_set_in_a_section():
+    with pytest.raises(ValueError, match=r"'fed.seed'.*set by the job.*Got 5"):
+        AttackJob(fed=FedConfig(rounds=1, seed=5))
+
+
+def test_a_device_is_not_resolved_when_a_config_is_loaded():
+    # check_device only: a CUDA configuration loads (and fingerprints) without a GPU.
+    config = SweepConfig(name="gpu", base={"device": "cuda:7"}, grids=({"seed": [0, 1]},))
+    assert [j.device for j in config.jobs()] == ["cuda:7", "cuda:7"]
+
+
+@pytest.mark.parametrize(
+    ("toml", "match"),
+    [
+        ('name = ""\n[[grid]]\nseed = 0\n', "'name'"),
+        ('name = "x"\n', "at least one grid"),
+        ('name = "x"\n[base.fed]\nclient_lr = 0.1\n[[grid]]\nseed = 0\n', r"\['fed.client_lr'\]"),
+        ('name = "x"\n[base]\nscheme = "snip"\n[[grid]]\nseed = 0\n', r"\['scheme'\]"),
+        ('name = "x"\n[[grid]]\npruning.p = []\n', "'grids.0.*pruning.p' .*non-empty"),
+        ('name = "x"\n[[grid]]\npruning.p = [0.5, 2.0]\n', r"grids\[0\].*'p'.*2.0"),
+        ('name = "x"\n[base.fed]\nseed = 3\n[[grid]]\nseed = 0\n', "'fed.seed'.*job sets itself"),
+        ('name = "x"\nbase = 3\n[[grid]]\nseed = 0\n', "'base'.*table"),
+        ('name = "x"\n[[grids]]\nseed = 0\n', r"unknown keys \['grids'\]"),
+    ],
+)
+def test_bad_toml_is_a_value_error_naming_the_key_and_value(tmp_path, toml, match):
+    path = write(tmp_path / "bad.toml", toml)
+    with pytest.raises(ValueError, match=match) as caught:
+        read_config(path)
+    assert str(path) in str(caught.value)
 
 
 def test_unreadable_toml_is_a_value_error(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text("name = [unclosed\n")
+    bad = write(tmp_path / "bad.toml", "name = [unclosed\n")
     with pytest.raises(ValueError, match="not valid TOML"):
-        SweepConfig.from_toml(bad)
+        read_config(bad)
     with pytest.raises(ValueError, match="does not exist"):
-        SweepConfig.from_toml(tmp_path / "missing.toml")
+        load_config(tmp_path / "missing.toml")
 
 
 # --------------------------------------------------------------------------- one job
 
 
 def test_one_job_record_holds_per_upload_scores_and_the_bounds():
-    job = AttackJob(**{**TINY, "rounds": 2, "targets": 2, "p": 0.5})
+    job = AttackJob.from_fields({**TINY, "fed.rounds": 2, "targets": 2, "pruning.p": 0.5})
     record = run_job(job)
     assert record["n_uploads"] == 4 and sorted(record["rounds"]) == [1, 1, 2, 2]
     assert sorted(set(record["clients"])) == [0, 1]
@@ -168,14 +337,15 @@ def test_one_job_record_holds_per_upload_scores_and_the_bounds():
     assert record["bound_corrected_single_bits"] == pytest.approx(
         priprune.single_round_bound_corrected(**inputs, d=record["d"]), rel=1e-12
     )
+    assert record["job"]["pruning.p"] == 0.5 and "device" not in record["job"]
     json.dumps(record, allow_nan=False)  # storable as is
 
 
 def test_sgi_leaks_more_than_gi_in_a_job():
     """Measured on one digit at p = 0.5 after 10 L-BFGS steps: SGI 11.5 dB, GI 4.7 dB."""
-    common = {**TINY, "p": 0.5}
-    sgi = run_job(AttackJob(**common, attack="sgi"))
-    gi = run_job(AttackJob(**common, attack="gi"))
+    common = {**TINY, "pruning.p": 0.5}
+    sgi = run_job(AttackJob.from_fields({**common, "attack": "sgi"}))
+    gi = run_job(AttackJob.from_fields({**common, "attack": "gi"}))
     assert sgi["psnr"] > gi["psnr"] + 3.0, (sgi["psnr"], gi["psnr"])
 
 
@@ -186,7 +356,7 @@ def test_sweep_resumes_after_an_injected_failure(tmp_path, monkeypatch):
     config = tiny_sweep()
     store = ResultStore(tmp_path / "s.jsonl")
     calls = {"n": 0}
-    real = sweep_module.run_job
+    real = runner_module.run_job
 
     def failing(job):
         calls["n"] += 1
@@ -194,11 +364,11 @@ def test_sweep_resumes_after_an_injected_failure(tmp_path, monkeypatch):
             raise RuntimeError("injected")
         return real(job)
 
-    monkeypatch.setattr(sweep_module, "run_job", failing)
+    monkeypatch.setattr(runner_module, "run_job", failing)
     with pytest.raises(RuntimeError, match="injected"):
         run_sweep(config, store, progress=False)
     assert len(list(store.records())) == 2
-    monkeypatch.setattr(sweep_module, "run_job", real)
+    monkeypatch.setattr(runner_module, "run_job", real)
     records = run_sweep(config, store, progress=False)
     keys = [r["key"] for r in store.records()]
     assert len(keys) == len(config.jobs()) == 4 and len(set(keys)) == 4
@@ -209,12 +379,8 @@ def test_sweep_resumes_after_an_injected_failure(tmp_path, monkeypatch):
 @pytest.mark.timeout(300)
 def test_killed_sweep_restarts_with_every_job_recorded_once(tmp_path):
     """Acceptance: SIGKILL mid-sweep (``python -m sims.cli.sweep``), then a restart."""
-    config_path = tmp_path / "kill.toml"
-    base = "\n".join(f"{k} = {json.dumps(v)}" for k, v in TINY.items())
-    config_path.write_text(
-        f'name = "kill"\n[base]\n{base}\n[[grid]]\npanel = "p"\n'
-        f"p = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9]\n"
-    )
+    grid = '[[grid]]\npanel = "p"\npruning.p = [0.0, 0.2, 0.4, 0.6, 0.8, 0.9]\n'
+    config_path = write(tmp_path / "kill.toml", f'name = "kill"\n{TINY_TOML}{grid}')
     results = tmp_path / "kill.jsonl"
     command = [
         sys.executable,
@@ -245,44 +411,80 @@ def test_killed_sweep_restarts_with_every_job_recorded_once(tmp_path):
 # --------------------------------------------------------------------------- output
 
 
+PANELS_GRIDS = (
+    {"panel": "p", "pruning.scheme": ["random", "snip"], "pruning.p": [0.0, 0.9]},
+    {
+        "panel": "attacks",
+        "pruning.scheme": ["random"],
+        "attack": ["sgi", "gi"],
+        "pruning.p": [0.0, 0.9],
+    },
+)
+PANELS_TOML = """
+[[grid]]
+panel = "p"
+pruning.scheme = ["random", "snip"]
+pruning.p = [0.0, 0.9]
+[[grid]]
+panel = "attacks"
+pruning.scheme = ["random"]
+attack = ["sgi", "gi"]
+pruning.p = [0.0, 0.9]
+"""
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    config = SweepConfig(
-        name="panels",
-        base=TINY,
-        grids=(
-            {"panel": "p", "scheme": ["random", "snip"], "p": [0.0, 0.9]},
-            {"panel": "attacks", "scheme": ["random"], "attack": ["sgi", "gi"], "p": [0.0, 0.9]},
-        ),
-    )
+    config = SweepConfig(name="panels", base=TINY, grids=PANELS_GRIDS)
     store = ResultStore(tmp_path_factory.mktemp("sweep") / "panels.jsonl")
     return config, run_sweep(config, store, progress=False), store
 
 
-def test_panel_rows_and_figures(finished):
+def test_panel_rows_and_figures_show_the_records(finished):
     config, records, _ = finished
     rows = panel_rows(config, records, "p")
     assert {(r["scheme"], r["x"]) for r in rows} == {
         (s, p) for s in ("random", "snip") for p in (0.0, 0.9)
     }
     assert all(r["n"] == 1 and r["bound_published_bits"] is not None for r in rows)
-    assert len(plot_panels(config, records, ["p"]).axes) == 1
-    assert plot_attack_comparison(config, records, "attacks").axes
+    (legend,) = plot_panels(config, records, ["p"]).legends
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["NMI chance", "random", "snip"]
+    fig = plot_attack_comparison(config, records, "attacks")
+    (ax,) = fig.axes
+    by_attack = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
+    for attack in ("sgi", "gi"):
+        expected = [
+            np.mean(r["nmi_per_target"])
+            for r in sorted(records, key=lambda r: r["job"]["pruning.p"])
+            if r["job"]["attack"] == attack and r["job"]["pruning.scheme"] == "random"
+        ]
+        np.testing.assert_allclose(by_attack[attack.upper()], expected, rtol=1e-12)
 
 
-def test_cli_reports_and_writes_figures(finished, tmp_path, monkeypatch, capsys):
-    config, _, store = finished
-    path = tmp_path / "panels.toml"
-    lines = ['name = "panels"', "[base]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in TINY.items()]
-    for grid in config.grids:
-        lines.append("[[grid]]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in grid.items()]
-    path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setenv("PRUNELEAK_FIG_DIR", str(tmp_path / "figs"))
-    assert sweep_main([str(path), "--results", str(store.path), "--figures"]) == 0
-    out = capsys.readouterr().out
-    assert "6 of 6 jobs recorded" in out and "rho(x,leak)" in out
-    assert (tmp_path / "figs" / "panels_consistency.png").exists()
-    assert Path(tmp_path / "figs" / "panels_panels_nmi.pdf").exists()
-    assert asdict(config.jobs()[0])  # the jobs are plain dataclasses
+def test_cli_takes_a_toml_writes_under_out_and_reports(finished, tmp_path, monkeypatch, capsys):
+    _, _, store = finished
+    path = write(tmp_path / "panels.toml", f'name = "panels"\n{TINY_TOML}{PANELS_TOML}')
+    out = tmp_path / "out"
+    store_copy = out / "panels.jsonl"
+    out.mkdir()
+    store_copy.write_text(store.path.read_text())  # finished jobs: nothing to run
+    monkeypatch.chdir(tmp_path)
+    assert sweep_main([str(path), "--out", str(out), "--figures"]) == 0
+    printed = capsys.readouterr().out
+    assert "6 of 6 jobs recorded" in printed and "rho(x,leak)" in printed
+    assert {p.name for p in out.iterdir()} == {
+        "panels.jsonl",
+        "panels_consistency.png",
+        "panels_consistency.pdf",
+        "panels_panels_nmi.png",
+        "panels_panels_nmi.pdf",
+    }
+
+
+def test_cli_default_out_is_under_the_current_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert sweep_main(["quick_digits", "--max-jobs", "0", "--no-table"]) == 0
+    printed = capsys.readouterr().out
+    assert "0 of 78 jobs recorded in pruneleak-out/sweep/quick_digits.jsonl" in printed
+    assert [p.name for p in tmp_path.iterdir()] == ["pruneleak-out"]
+    assert (tmp_path / "pruneleak-out" / "sweep").is_dir()

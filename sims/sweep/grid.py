@@ -1,0 +1,105 @@
+"""A sweep of PriPrune's attack study: a base job and grids that expand into jobs.
+
+A :class:`SweepConfig` holds a ``base`` (job fields every job shares) and a list of
+``grids``. Each grid overrides some fields of the base and expands the Cartesian product
+of its list-valued fields; a grid may name the ``panel`` of the figure it feeds
+(``"p"``, ``"B"``, ``"d"``, ``"T"``, ``"attacks"`` ...). The union of all grids, without
+repeats, is the list of :class:`sims.sweep.job.AttackJob` s, so a job shared by several
+panels runs once. Fields are named by their dotted path in the job
+(:data:`sims.sweep.job.FIELD_PATHS`: ``"pruning.p"``, ``"fed.batch_size"``, ``"seed"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from itertools import product
+
+from sims.sweep.job import FIELD_PATHS, OWNED_PATHS, AttackJob
+
+#: The key of a grid that names its panel rather than a job field.
+PANEL = "panel"
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A named grid of :class:`AttackJob` s (see the module docstring).
+
+    Attributes:
+        name: the sweep's name (recorded with every record it writes).
+        base: job fields (dotted paths) shared by every job.
+        grids: each a mapping of job fields to a value or a non-empty list of values,
+            plus an optional ``"panel"`` name; expanded as a Cartesian product.
+    """
+
+    name: str
+    base: Mapping = field(default_factory=dict)
+    grids: tuple[Mapping, ...] = ()
+
+    def __post_init__(self) -> None:
+        func = "SweepConfig"
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(
+                f"The 'name' parameter of {func} must be a non-empty string. "
+                f"Got {self.name!r} instead."
+            )
+        _check_fields("base", self.base, allowed=FIELD_PATHS)
+        if not self.grids:
+            raise ValueError(f"The 'grids' parameter of {func} must hold at least one grid.")
+        for i, grid in enumerate(self.grids):
+            _check_fields(f"grids[{i}]", grid, allowed=(*FIELD_PATHS, PANEL))
+            for key, value in grid.items():
+                if isinstance(value, list) and not value:
+                    raise ValueError(
+                        f"The 'grids[{i}].{key}' parameter of {func} must be a non-empty "
+                        f"list or a single value. Got [] instead."
+                    )
+        self.jobs()  # every job must be valid
+
+    def with_base(self, **overrides) -> SweepConfig:
+        """The same sweep with ``overrides`` applied to every job (e.g. ``device``)."""
+        return replace(self, base={**self.base, **overrides})
+
+    def _expand(self, index: int) -> list[AttackJob]:
+        grid = self.grids[index]
+        axes = {k: v if isinstance(v, list) else [v] for k, v in grid.items() if k != PANEL}
+        jobs = []
+        for values in product(*axes.values()):
+            try:
+                jobs.append(
+                    AttackJob.from_fields({**self.base, **dict(zip(axes, values, strict=True))})
+                )
+            except ValueError as err:
+                raise ValueError(f"Sweep {self.name!r}, grids[{index}]: {err}") from err
+        return jobs
+
+    def jobs(self) -> list[AttackJob]:
+        """Every job of the sweep, in grid order, each once."""
+        return list(dict.fromkeys(job for i in range(len(self.grids)) for job in self._expand(i)))
+
+    def panels(self) -> dict[str, list[AttackJob]]:
+        """Jobs by panel name (grids without a name are called ``"grid<i>"``)."""
+        out: dict[str, list[AttackJob]] = {}
+        for i, grid in enumerate(self.grids):
+            out.setdefault(str(grid.get(PANEL, f"grid{i}")), []).extend(self._expand(i))
+        return {name: list(dict.fromkeys(jobs)) for name, jobs in out.items()}
+
+
+def _check_fields(name: str, mapping, *, allowed) -> None:
+    if not isinstance(mapping, Mapping):
+        raise ValueError(
+            f"The '{name}' parameter of SweepConfig must be a table of job fields. "
+            f"Got {type(mapping).__name__} instead."
+        )
+    unknown = sorted(set(mapping) - set(allowed))
+    owned = [key for key in unknown if key in OWNED_PATHS]
+    if owned:
+        raise ValueError(
+            f"The '{name}' parameter of SweepConfig sets {owned}, which the job sets itself "
+            f"(from its 'seed' and 'device'; FedSGD; evaluation after the last round)."
+        )
+    if unknown:
+        raise ValueError(
+            f"The '{name}' parameter of SweepConfig names unknown job fields {unknown}; "
+            f"known fields: {', '.join(allowed)}."
+        )

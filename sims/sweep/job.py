@@ -1,0 +1,268 @@
+"""One point of PriPrune's attack study: :class:`AttackJob`, composed of the building
+blocks' own configurations.
+
+A job holds a :class:`ModelSpec` (what :func:`sims.models.build_model` builds), a
+:class:`PruningSpec` (what :func:`sims.pruning.schemes.build_scheme` builds), the FL
+loop's :class:`sims.fl.server.FedConfig` and the inversion's
+:class:`sims.attacks.AttackConfig`, each under its own field names, plus the few fields
+that belong to the study itself (data set, population, targets, seed, device). A field is
+therefore defined once, where the code that uses it lives.
+
+Some fields of the composed configurations are set by the job, not by its author, and
+must stay at their defaults (:data:`JOB_OWNED`): the job's ``seed`` seeds the FL run and
+the attacks, its ``device`` is where they run, the FL algorithm is FedSGD (the attacks
+invert FedSGD steps), and the global model is evaluated after the last round only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+
+from bounds.validation import check_choice, check_int, check_real
+from estimators.device import check_device
+from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
+from sims.core.runtime import fingerprint
+from sims.data.datasets import available_datasets
+from sims.fl.server import FedConfig
+from sims.models import available_models, build_model
+from sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
+
+ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
+BATCHED_OPTIMIZERS = ("adam", "lbfgs_backtracking")
+ACTIVATIONS = ("sigmoid", "tanh", "relu")
+POOLINGS = ("avg", "max")
+# Options each model family accepts (sims.models.build_model).
+_MODEL_OPTIONS = {
+    "conv": ("width", "hidden", "activation", "pooling"),
+    "vgg": ("activation",),
+    "lenet5": ("activation", "pooling"),
+    "logreg": (),
+}
+#: Fields of the composed configurations that the job sets (see the module docstring).
+JOB_OWNED = {
+    "fed": ("seed", "algorithm", "eval_every"),
+    "inversion": ("seed", "device"),
+}
+#: The same as dotted paths.
+OWNED_PATHS = tuple(f"{section}.{name}" for section, names in JOB_OWNED.items() for name in names)
+# Fields that do not change a job's numbers (left out of its fingerprint), as dotted paths.
+_NOT_FINGERPRINTED = ("data_dir", "attack_chunk", "fed.eval_batch_size")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The attacked model: a name of :func:`sims.models.available_models` (``"conv1"`` ...
+    ``"conv6"``: PriPrune's Conv-k) and the options of its family. The defaults are
+    :data:`sims.attacks.DIGITS_ATTACK_MODEL` (twice differentiable, as DLG-style attacks
+    need); options a family does not take are ignored by it."""
+
+    name: str = "conv1"
+    width: int = 64
+    hidden: int = 64
+    activation: str = "sigmoid"
+    pooling: str = "avg"
+
+    def __post_init__(self) -> None:
+        func = "ModelSpec"
+        check_choice("name", self.name, func=func, choices=available_models())
+        check_int("width", self.width, func=func, low=1)
+        check_int("hidden", self.hidden, func=func, low=1)
+        check_choice("activation", self.activation, func=func, choices=ACTIVATIONS)
+        check_choice("pooling", self.pooling, func=func, choices=POOLINGS)
+
+    def build(self, *, image_shape: tuple[int, int, int], num_classes: int):
+        """The model (:func:`sims.models.build_model`) with its family's options."""
+        family = next(f for f in _MODEL_OPTIONS if self.name.startswith(f))
+        options = {name: getattr(self, name) for name in _MODEL_OPTIONS[family]}
+        return build_model(self.name, image_shape=image_shape, num_classes=num_classes, **options)
+
+
+@dataclass(frozen=True)
+class PruningSpec:
+    """The base pruning scheme (:func:`sims.pruning.schemes.available_schemes`) at rate
+    ``p`` in [0, 1]; ``readjust_every`` for FedDST / PruneFL (None: their defaults);
+    ``synflow_iterations``: SynFlow's scoring rounds (its paper: 100)."""
+
+    scheme: str = "random"
+    p: float = 0.3
+    readjust_every: int | None = None
+    synflow_iterations: int = 100
+
+    def __post_init__(self) -> None:
+        func = "PruningSpec"
+        check_choice("scheme", self.scheme, func=func, choices=available_schemes())
+        check_real("p", self.p, func=func, low=0, high=1)
+        if self.readjust_every is not None:
+            check_int("readjust_every", self.readjust_every, func=func, low=1)
+        check_int("synflow_iterations", self.synflow_iterations, func=func, low=1)
+
+    def build(self, *, seed: int, rounds: int) -> PruningScheme:
+        """A fresh scheme (:func:`sims.pruning.schemes.build_scheme`) for ``rounds`` rounds."""
+        options = {"iterations": self.synflow_iterations} if self.scheme == "synflow" else {}
+        return build_scheme(
+            self.scheme,
+            self.p,
+            seed=seed,
+            rounds=rounds,
+            readjust_every=self.readjust_every,
+            **options,
+        )
+
+
+def _study_fed_config() -> FedConfig:
+    # One round of FedSGD on single images, every client sampled: the study's base point.
+    return FedConfig(rounds=1, clients_per_round=10, batch_size=1)
+
+
+def _study_attack_config() -> AttackConfig:
+    # Squared L2 with our backtracking L-BFGS: the strongest batched attack we have.
+    return AttackConfig(optimizer="lbfgs_backtracking")
+
+
+@dataclass(frozen=True)
+class AttackJob:
+    """One FL run and the attacks on it (:func:`sims.sweep.runner.run_job`).
+
+    Attributes:
+        dataset: a name of :func:`sims.data.available_datasets`; ``data_dir`` for the
+            file-based ones (FEMNIST, CIFAR-10, MNIST).
+        num_clients: the FL population, split IID; targets: clients
+            ``0 .. targets - 1`` are attacked whenever sampled.
+        model: :class:`ModelSpec`; pruning: :class:`PruningSpec`.
+        fed: the FL loop (rounds T, clients_per_round, local_epochs E, batch_size B, lr r
+            of eq. (1), gradient_at ...); its :data:`JOB_OWNED` fields stay at defaults.
+        attack: ``"sgi"`` or ``"gi"``.
+        inversion: the attack's hyper-parameters (PriPrune's is cosine + TV with Adam,
+            ``loss="cosine_tv", optimizer="adam"``); a batched optimizer.
+        attack_chunk: attacks per batched computation (memory only).
+        stats_samples: samples for ``d*`` and ``Delta``, >= 2 (``d* <= n - 1``).
+        nmi_levels: quantisation levels of NMI.
+        seed: seeds the data split, model, scheme, FL run and attacks, >= 0.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"``; checked here, resolved when the job runs.
+    """
+
+    dataset: str = "digits"
+    data_dir: str | None = None
+    num_clients: int = 10
+    targets: int = 4
+    model: ModelSpec = field(default_factory=ModelSpec)
+    pruning: PruningSpec = field(default_factory=PruningSpec)
+    fed: FedConfig = field(default_factory=_study_fed_config)
+    attack: str = "sgi"
+    inversion: AttackConfig = field(default_factory=_study_attack_config)
+    attack_chunk: int = 16
+    stats_samples: int = 64
+    nmi_levels: int = 256
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        func = "AttackJob"
+        check_choice("dataset", self.dataset, func=func, choices=available_datasets())
+        check_int("num_clients", self.num_clients, func=func, low=1)
+        check_int("targets", self.targets, func=func, low=1, high=self.num_clients)
+        for name, cls in (
+            ("model", ModelSpec),
+            ("pruning", PruningSpec),
+            ("fed", FedConfig),
+            ("inversion", AttackConfig),
+        ):
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(
+                    f"The '{name}' parameter of {func} must be a {cls.__name__}. "
+                    f"Got {getattr(self, name)!r} instead."
+                )
+        check_int(
+            "fed.clients_per_round",
+            self.fed.clients_per_round,
+            func=func,
+            low=1,
+            high=self.num_clients,
+        )
+        for section, names in JOB_OWNED.items():
+            config = getattr(self, section)
+            default = type(config)()
+            for name in names:
+                if getattr(config, name) != getattr(default, name):
+                    raise ValueError(
+                        f"The '{section}.{name}' parameter of {func} is set by the job; "
+                        f"leave it at {getattr(default, name)!r}. "
+                        f"Got {getattr(config, name)!r} instead."
+                    )
+        check_choice("attack", self.attack, func=func, choices=tuple(ATTACKS))
+        check_choice(
+            "inversion.optimizer",
+            self.inversion.optimizer,
+            func=func,
+            choices=BATCHED_OPTIMIZERS,
+        )
+        check_int("attack_chunk", self.attack_chunk, func=func, low=1)
+        check_int("stats_samples", self.stats_samples, func=func, low=2)
+        check_int("nmi_levels", self.nmi_levels, func=func, low=2)
+        check_int("seed", self.seed, func=func, low=0)
+        check_device(self.device, func=func)
+
+    @classmethod
+    def from_fields(cls, values: Mapping) -> AttackJob:
+        """The job with the given fields, keyed by dotted path (``"pruning.p"``,
+        ``"fed.batch_size"``, ``"seed"``; see :data:`FIELD_PATHS`); others at defaults."""
+        unknown = sorted(set(values) - set(FIELD_PATHS))
+        if unknown:
+            raise ValueError(
+                f"AttackJob has no fields {unknown}; known fields: {', '.join(FIELD_PATHS)}."
+            )
+        top = {k: v for k, v in values.items() if "." not in k}
+        defaults = {f.name: f.default_factory for f in fields(cls) if f.name in SECTIONS}
+        for section, default in defaults.items():
+            prefix = section + "."
+            mine = {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
+            if mine:
+                top[section] = replace(default(), **mine)
+        return cls(**top)
+
+    def fed_config(self) -> FedConfig:
+        """The :class:`FedConfig` the job runs: ``fed`` with its job-owned fields set."""
+        return replace(self.fed, seed=self.seed, algorithm="fedsgd", eval_every=self.fed.rounds)
+
+    def attack_config(self, *, device: str) -> AttackConfig:
+        """The :class:`AttackConfig` the job runs on ``device`` (per-attack seeds are
+        passed to the attack beside it)."""
+        return replace(self.inversion, seed=self.seed, device=device)
+
+    def as_fields(self) -> dict:
+        """The job as ``{dotted path: value}`` over :data:`FIELD_PATHS` without ``device``
+        (where a job runs is not what it computes); ``from_fields`` inverts it."""
+        out = {}
+        for path in FIELD_PATHS:
+            if path != "device":
+                section, _, name = path.rpartition(".")
+                out[path] = getattr(getattr(self, section) if section else self, name)
+        return out
+
+    def fingerprint(self) -> str:
+        """Hash of every field that changes the numbers: the job's key in a store."""
+        return fingerprint(self.as_fields(), exclude=_NOT_FINGERPRINTED)
+
+
+#: The job's fields that hold a composed configuration, and its class.
+SECTIONS = {"model": ModelSpec, "pruning": PruningSpec, "fed": FedConfig, "inversion": AttackConfig}
+#: Every field a sweep may set, as a dotted path (job-owned fields left out).
+FIELD_PATHS = tuple(
+    path
+    for f in fields(AttackJob)
+    for path in (
+        [
+            f"{f.name}.{g.name}"
+            for g in fields(SECTIONS[f.name])
+            if g.name not in JOB_OWNED.get(f.name, ())
+        ]
+        if f.name in SECTIONS
+        else [f.name]
+    )
+)
+
+
+def job_key(job: AttackJob) -> str:
+    """The store key of ``job``'s record."""
+    return f"attack-job/{job.fingerprint()}"

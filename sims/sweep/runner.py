@@ -1,0 +1,257 @@
+"""Running PriPrune's attack study (arXiv:2310.19958, Fig. 2 / Fig. 10 and the appendix
+"Comparison of Attacks", Fig. 7; journal version Fig. 3-5): one job, and a resumable sweep.
+
+One job (:func:`run_job`) is one FL run and the attacks on it:
+
+1. the data set is split IID over ``num_clients`` clients; a model
+   (:class:`sims.sweep.job.ModelSpec`) is initialised from ``seed``; the base pruning
+   scheme (:class:`sims.sweep.job.PruningSpec`) prunes it at rate ``p``;
+2. ``fed.rounds`` (T) rounds of FedSGD (:func:`sims.fl.server.run_federated`, batch size
+   B, ``fed.local_epochs`` local steps, client lr ``fed.lr``); the server keeps every
+   upload of the target clients ``0 .. targets - 1``;
+3. every kept upload is attacked by SGI or GI (:mod:`sims.attacks`), all of them in one
+   batched computation (in chunks of ``attack_chunk``), with the labels the client used
+   (``label_mode="known"``), iDLG labels or jointly optimised ones;
+4. each reconstruction is scored against the client's batch (NMI beside its chance
+   level, PSNR; :func:`estimators.image.score_reconstruction`);
+5. Theorem 1 / Corollary 1 are evaluated as published and corrected
+   (:mod:`bounds.priprune`) on ``d*`` and ``Delta`` of the per-sample gradients of
+   ``stats_samples`` samples of target 0 at the first attacked point, under its mask.
+
+Leakage after T rounds. PriPrune considers single-round attacks (journal version,
+Threat Model) and plots NMI against T without saying how rounds combine. Here the
+record's ``nmi`` is, for each target, the best NMI of the server's single-round
+reconstructions of that target in rounds 1..T (the adversary keeps its best result),
+averaged over targets; ``nmi_last`` is the mean NMI of the attacks in round T alone.
+With T = 1 both are the single-round leakage. The per-upload values are kept too.
+
+:func:`run_sweep` runs, one after the other in this process, every job of a
+:class:`sims.sweep.grid.SweepConfig` not yet in the :class:`sims.core.store.ResultStore`,
+and appends one record per finished job keyed by :func:`sims.sweep.job.job_key`, so a
+killed sweep resumes where it stopped and a job shared by several sweeps runs once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from bounds import priprune
+from bounds.validation import check_int
+from estimators.device import resolve_device
+from estimators.image import score_reconstruction
+from sims.core.gradstats import gradient_statistics
+from sims.core.runtime import seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import load_train_test
+from sims.data.partition import partition_iid
+from sims.fl.server import run_federated
+from sims.models import count_parameters
+from sims.sweep.grid import SweepConfig
+from sims.sweep.job import ATTACKS, AttackJob, job_key
+
+logger = logging.getLogger(__name__)
+
+BOUND_FIELDS = (
+    "bound_published_bits",
+    "bound_corrected_bits",
+    "bound_published_single_bits",
+    "bound_corrected_single_bits",
+)
+
+
+def _observe(store: list):
+    def on_target_update(t, client, global_params, sent, mask, batch):
+        store.append(
+            {
+                "round": t,
+                "client": client,
+                "w": global_params,
+                "sent": sent,
+                "mask": mask,
+                "batch": batch,
+            }
+        )
+
+    return on_target_update
+
+
+def _attack_uploads(job: AttackJob, model, uploads: list[dict], num_classes: int, device):
+    attack = ATTACKS[job.attack]
+    gradient_at = job.fed.gradient_at if job.attack == "sgi" else "dense"
+    config = job.attack_config(device=str(device))
+    results = []
+    for start in range(0, len(uploads), job.attack_chunk):
+        chunk = uploads[start : start + job.attack_chunk]
+        images = chunk[0]["batch"][0]
+        results += attack(
+            model,
+            [u["w"] for u in chunk],
+            [u["sent"] for u in chunk],
+            lr=job.fed.lr,
+            batch_shape=tuple(images.shape),
+            num_classes=num_classes,
+            labels=[u["batch"][1] for u in chunk] if config.label_mode == "known" else None,
+            config=config,
+            seeds=[job.seed + start + k for k in range(len(chunk))],
+            gradient_at=gradient_at,
+            local_steps=job.fed.local_epochs,
+        )
+    return results
+
+
+def _bound_fields(job: AttackJob, model, upload: dict, stats_data, d: int) -> dict:
+    """Theorem 1 / Corollary 1 at the first attacked point (module docstring, step 5)."""
+    mask = upload["mask"]
+    point = mask.apply(upload["w"]) if job.fed.gradient_at == "masked" else upload["w"]
+    stats = gradient_statistics(model, point, *stats_data, mask=mask)
+    out = {"d_star": stats.d_star, "delta_nats": stats.delta, "d_kept": stats.d}
+    if stats.d_star < 1:  # no gradient variation in the sample: the bound is undefined
+        return {**out, **dict.fromkeys(BOUND_FIELDS)}
+    inputs = {
+        "p": job.pruning.p,
+        "B": job.fed.batch_size,
+        "d_star": stats.d_star,
+        "delta": stats.delta,
+    }
+    rounds = job.fed.rounds
+    return {
+        **out,
+        "bound_published_bits": priprune.multi_round_bound(**inputs, T=rounds),
+        "bound_corrected_bits": priprune.multi_round_bound_corrected(**inputs, d=d, T=rounds),
+        "bound_published_single_bits": priprune.single_round_bound(**inputs),
+        "bound_corrected_single_bits": priprune.single_round_bound_corrected(**inputs, d=d),
+    }
+
+
+def _mean_or_none(values) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def run_job(job: AttackJob) -> dict:
+    """Run one job (module docstring, steps 1-5) on its device and return its record
+    (without key).
+
+    Record fields: ``job`` (:meth:`AttackJob.as_fields`), ``d`` (model parameters),
+    ``n_uploads``, per upload ``rounds``, ``clients``, ``nmi_per_upload``,
+    ``psnr_per_upload``, ``nmi_chance_per_upload``, ``labels_correct_per_upload``; per
+    target ``nmi_per_target`` and ``psnr_per_target`` (best over rounds); means ``nmi``,
+    ``psnr``, ``nmi_chance``, ``nmi_last``, ``psnr_last``; ``d_star``, ``delta_nats``,
+    ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);
+    ``accuracy`` (test accuracy after T rounds); ``seconds``. Metrics are None when no
+    target was sampled.
+    """
+    start = time.perf_counter()
+    device = resolve_device(job.device)
+    train, test = load_train_test(job.dataset, job.data_dir, seed=job.seed)
+    clients = partition_iid(len(train), job.num_clients, seed=job.seed)
+    with seeded(job.seed):
+        model = job.model.build(image_shape=train.image_shape, num_classes=train.num_classes)
+    scheme = job.pruning.build(seed=job.seed, rounds=job.fed.rounds)
+    uploads: list[dict] = []
+    history = run_federated(
+        model,
+        scheme,
+        train,
+        clients,
+        test,
+        job.fed_config(),
+        device=device,
+        on_target_update=_observe(uploads),
+        targets=set(range(job.targets)),
+        progress=False,
+    )
+    model = model.to(device)
+    d = count_parameters(model)
+    record = {
+        "job": job.as_fields(),
+        "d": d,
+        "n_uploads": len(uploads),
+        "accuracy": history.accuracy[-1],
+        "rounds": [u["round"] for u in uploads],
+        "clients": [u["client"] for u in uploads],
+    }
+    results = _attack_uploads(job, model, uploads, train.num_classes, device) if uploads else []
+    per_upload = {"nmi": [], "psnr": [], "nmi_chance": [], "labels_correct": []}
+    for upload, result in zip(uploads, results, strict=True):
+        images, labels = (t.cpu() for t in upload["batch"])
+        scores = score_reconstruction(images, result.images, levels=job.nmi_levels, seed=job.seed)
+        for metric in ("nmi", "psnr", "nmi_chance"):
+            per_upload[metric].append(float(np.mean(scores[metric])))
+        found = result.labels.sort().values
+        per_upload["labels_correct"].append(bool(torch.equal(found, labels.sort().values)))
+    for metric, values in per_upload.items():
+        record[f"{metric}_per_upload"] = values
+    for metric in ("nmi", "psnr"):
+        best = {}
+        for client, value in zip(record["clients"], per_upload[metric], strict=True):
+            best[client] = max(best.get(client, -math.inf), value)
+        record[f"{metric}_per_target"] = [best[c] for c in sorted(best)]
+        record[metric] = _mean_or_none(record[f"{metric}_per_target"])
+        last = [
+            v
+            for r, v in zip(record["rounds"], per_upload[metric], strict=True)
+            if r == job.fed.rounds
+        ]
+        record[f"{metric}_last"] = _mean_or_none(last)
+    record["nmi_chance"] = _mean_or_none(per_upload["nmi_chance"])
+    if uploads:
+        target = uploads[0]["client"]
+        rows = torch.as_tensor(clients[target][: job.stats_samples])
+        stats_data = (train.images[rows].to(device), train.labels[rows].to(device))
+        record.update(_bound_fields(job, model, uploads[0], stats_data, d))
+    else:
+        record.update(
+            {"d_star": None, "delta_nats": None, "d_kept": None, **dict.fromkeys(BOUND_FIELDS)}
+        )
+    record["seconds"] = time.perf_counter() - start
+    return record
+
+
+def run_sweep(
+    config: SweepConfig,
+    store: ResultStore,
+    *,
+    progress: bool | None = None,
+    max_jobs: int | None = None,
+) -> list[dict]:
+    """Run the jobs of ``config`` not yet in ``store`` (one appended record each).
+
+    ``max_jobs`` stops after that many new jobs (None: all); ``progress=None`` shows a
+    bar only on a terminal. Returns the records of ``config``'s jobs that the store
+    holds, in job order.
+    """
+    if not isinstance(config, SweepConfig):
+        raise ValueError(
+            f"The 'config' parameter of run_sweep must be a SweepConfig. "
+            f"Got {type(config).__name__} instead."
+        )
+    if max_jobs is not None:
+        check_int("max_jobs", max_jobs, func="run_sweep", low=0)
+    done = store.done()
+    todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
+    bar = tqdm(
+        todo, desc=config.name, unit="job", disable=None if progress is None else not progress
+    )
+    for job in bar:
+        record = run_job(job)
+        store.append({"key": job_key(job), "sweep": config.name, **record})
+        logger.info(
+            "%s: %s p=%g done in %.1f s",
+            config.name,
+            job.pruning.scheme,
+            job.pruning.p,
+            record["seconds"],
+        )
+    return sweep_records(config, store)
+
+
+def sweep_records(config: SweepConfig, store: ResultStore) -> list[dict]:
+    """The records of ``config``'s jobs found in ``store``, in job order."""
+    by_key = {r["key"]: r for r in store.records()}
+    return [by_key[k] for k in (job_key(j) for j in config.jobs()) if k in by_key]
