@@ -14,7 +14,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from bounds.claims.checks import FAILS, HOLDS, MonteCarloCheck
+from bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN, MonteCarloCheck
 
 
 def _check(sampler, claimed, relation, points, statistic, samples=100, confidence=0.99):
@@ -124,3 +124,45 @@ def test_mean_statistic_uses_the_sample_standard_error():
     z = _z(0.99, 1)
     assert row["std_error"] == pytest.approx(se, rel=1e-12)
     assert row["ci"] == pytest.approx([3.5 - z * se, 3.5 + z * se], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("relation", "claimed", "expected"),
+    [
+        # The interval is [1 - z se, 1 + z se] = [0.742, 1.258] (z = 2.576, se = 0.1).
+        (">=", 0.70, HOLDS),  # lower end above the claimed lower bound
+        (">=", 1.05, "inconclusive"),  # claimed inside: neither shown
+        (">=", 1.30, FAILS),  # upper end below it
+        ("<=", 1.30, HOLDS),
+        ("<=", 0.95, "inconclusive"),
+        ("<=", 0.70, FAILS),
+    ],
+)
+def test_one_sided_decisions_use_the_far_end_of_the_interval(relation, claimed, expected):
+    check = _check(
+        lambda rng, n, i: (1.0, 0.1), lambda i: claimed, relation, ({"i": 0},), "estimate"
+    )
+    assert check.run(rng=0).verdict == expected
+
+
+def test_a_domain_needs_more_than_one_holding_point():
+    """Holding at a single tested value of the domain parameter is no interval: the claim
+    fails (holding at two adjacent values gives holds-on-domain between them)."""
+
+    def make(holding):
+        return MonteCarloCheck(
+            sampler=lambda rng, n, t: (0.0 if t in holding else 1.0, 0.01),
+            claimed=lambda t: 0.5,
+            points=tuple({"t": t} for t in (1, 2, 3, 4, 5)),
+            relation="<=",
+            statistic="estimate",
+            samples=10,
+            true_label="t",
+            claimed_label="c",
+            domain_param="t",
+        )
+
+    assert make({3}).run(rng=0).verdict == FAILS
+    result = make({3, 4}).run(rng=0)
+    assert result.verdict == HOLDS_ON_DOMAIN
+    assert (result.numbers["domain"]["low"], result.numbers["domain"]["high"]) == (3, 4)
