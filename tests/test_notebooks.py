@@ -25,9 +25,7 @@ def test_notebook_is_committed_without_outputs(path):
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_quick_mode_and_writes_figures_where_asked(
-    path, tmp_path, monkeypatch
-):
+def test_notebook_runs_in_quick_mode_and_writes_figures_where_asked(path, tmp_path, monkeypatch):
     # A folder relative to the caller's directory: the kernel runs in notebooks/, so
     # run_notebook must hand it over as an absolute path.
     monkeypatch.chdir(tmp_path)

@@ -81,7 +81,7 @@ def test_a_planted_path_into_the_checkout_is_found(tmp_path):
     planted.write_text(
         '"""Figures go to paper_figs/ (a docstring may say so)."""\n'
         "from pathlib import Path\n"
-        'ROOT = Path(__file__).resolve().parents[2]\n'
+        "ROOT = Path(__file__).resolve().parents[2]\n"
         "UP = Path(__file__).parent.parent\n"
         'FIGS = Path("paper_figs")\n'
         'CONFIGS = Path("../benchmarks/sweeps")\n'
