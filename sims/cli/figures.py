@@ -31,9 +31,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--notebooks",
         type=Path,
-        default=None,
+        default=DEFAULT_NOTEBOOK_DIR,
         metavar="DIR",
-        help=f"folder of the project's notebooks (default: ./{DEFAULT_NOTEBOOK_DIR})",
+        help="folder of the project's notebooks (default: ./%(default)s)",
     )
     parser.add_argument(
         "--scale",
@@ -53,7 +53,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    folder = args.notebooks or DEFAULT_NOTEBOOK_DIR
+    folder = args.notebooks
     paths = notebook_paths(folder)
     if not paths:
         raise ValueError(
