@@ -1,9 +1,12 @@
-# One-command set-up. `make demo` installs and runs the main job; `make test` installs
-# and runs the test suite (this is what .ci/run calls).
+# One-command set-up. `make demo` installs and runs the main job (files under
+# pruneleak-out/demo/); `make test` installs and runs the test suite (this is what .ci/run
+# calls); `make figures` refreshes the committed paper_figs/, and is the only target
+# that writes into tracked files.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+FIGURES := paper_figs
 
 .PHONY: demo test install lint figures bench clean
 
@@ -29,8 +32,12 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
+# The demo figure, the verification report and every notebook's figures, into the
+# committed folder (the demo's demo.jsonl there is ignored by git and lets a rerun resume).
 figures: $(STAMP)
-	$(VENV)/bin/pruneleak figures
+	$(VENV)/bin/pruneleak demo --out $(FIGURES)
+	$(VENV)/bin/pruneleak verify --out $(FIGURES)
+	$(VENV)/bin/pruneleak figures --notebooks notebooks --out $(FIGURES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,11 +1,13 @@
 """Every notebook runs end to end in quick mode, and is committed without outputs."""
 
+from pathlib import Path
+
 import nbformat
 import pytest
 
-from sims.plots.figures import figures_dir, notebook_paths, run_notebook
+from sims.plots.figures import notebook_paths, run_notebook
 
-NOTEBOOKS = notebook_paths()
+NOTEBOOKS = notebook_paths(Path(__file__).resolve().parents[1] / "notebooks")
 
 
 def test_there_are_notebooks():
@@ -23,9 +25,11 @@ def test_notebook_is_committed_without_outputs(path):
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_quick_mode_and_writes_figures(path, tmp_path, monkeypatch):
-    monkeypatch.setenv("PRUNELEAK_FIG_DIR", str(tmp_path))
-    run_notebook(path, scale="quick")
-    written = sorted(p.name for p in figures_dir().iterdir())
+def test_notebook_runs_in_quick_mode_and_writes_figures_where_asked(path, tmp_path, monkeypatch):
+    # A folder relative to the caller's directory: the kernel runs in notebooks/, so
+    # run_notebook must hand it over as an absolute path.
+    monkeypatch.chdir(tmp_path)
+    run_notebook(path, scale="quick", figure_dir="figures")
+    written = sorted(p.name for p in (tmp_path / "figures").iterdir())
     assert any(name.endswith(".png") for name in written), f"{path.name} wrote no PNG"
     assert any(name.endswith(".pdf") for name in written), f"{path.name} wrote no PDF"

@@ -3,6 +3,13 @@
 Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking
 the parsed arguments and returning an exit code.
+
+Commands that write files take ``--out DIR`` (:func:`add_out_argument`), by default
+``pruneleak-out/<command>`` under the current directory, which ``.gitignore`` lists: a
+command never overwrites a file tracked in git unless it is pointed there explicitly
+(``make figures`` passes ``--out paper_figs``). A user error (a bad value, a folder that
+cannot be created) ends the command with one line on stderr and exit status 2; any
+other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -11,11 +18,42 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
 
 from sims.core.runtime import cpu_tuning
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures")
+
+# Parent of every command's default output folder, relative to the current directory.
+OUT_ROOT = Path("pruneleak-out")
+
+
+def add_out_argument(parser, command: str) -> None:
+    """Add ``--out DIR`` (default ``pruneleak-out/<command>``) to a subcommand's parser.
+
+    ``parser`` is an ``argparse`` parser or argument group.
+    """
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=OUT_ROOT / command,
+        metavar="DIR",
+        help="folder for this command's files, created if missing (default: %(default)s)",
+    )
+
+
+def output_dir(path: Path) -> Path:
+    """Create ``path`` (and its parents) for a command's files and return it.
+
+    Raises ValueError, which the command line reports in one line, when the folder
+    cannot be created (a file in the way, no permission).
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot create the output folder {path}: {err.strerror}.") from err
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,12 @@
-"""``pruneleak demo``: Theorem 1 bound versus SGI/GI leakage on the embedded digits."""
+"""``pruneleak demo``: Theorem 1 bound versus SGI/GI leakage on the embedded digits.
+
+Writes ``demo.jsonl`` (one record per finished job) and the figure
+``demo_bound_vs_nmi.{png,pdf}`` under ``--out``.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from sims.cli import add_out_argument, output_dir
 from sims.core.store import ResultStore
 from sims.experiments.demo import (
     DEFAULT_RATES,
@@ -17,6 +20,7 @@ from sims.experiments.demo import (
 from sims.plots.figures import save_figure
 
 FIGURE_NAME = "demo_bound_vs_nmi"
+RESULTS_NAME = "demo.jsonl"
 
 
 def register(subparsers) -> None:
@@ -26,15 +30,11 @@ def register(subparsers) -> None:
         description=(
             "Sweep the base pruning rate p, attack one FedSGD update per target image with "
             "SGI and GI, and plot PriPrune's Theorem 1 bound beside the measured NMI. "
-            "Resumable: finished jobs in --results are skipped."
+            f"Writes {RESULTS_NAME} and the figure under --out. Resumable: jobs already "
+            f"in --out's {RESULTS_NAME} are skipped."
         ),
     )
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results/demo.jsonl"),
-        help="JSON-lines results store (default: %(default)s)",
-    )
+    add_out_argument(parser, "demo")
     parser.add_argument(
         "--rates",
         type=float,
@@ -52,6 +52,12 @@ def register(subparsers) -> None:
         default=DemoConfig.attack_iterations,
         help="L-BFGS iterations per attack",
     )
+    parser.add_argument(
+        "--stats-samples",
+        type=int,
+        default=DemoConfig.stats_samples,
+        help="per-sample gradients behind d* and Delta (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--no-figure", action="store_true", help="skip writing the figure")
@@ -65,14 +71,17 @@ def run(args) -> int:
         batch_size=args.batch_size,
         pruning=args.pruning,
         attack_iterations=args.iterations,
+        stats_samples=args.stats_samples,
         seed=args.seed,
         device=args.device,
     )
-    records = run_demo(config, ResultStore(args.results))
+    out = output_dir(args.out)
+    results = out / RESULTS_NAME
+    records = run_demo(config, ResultStore(results))
     summary = summarize(records)
     print(format_table(summary))
     if not args.no_figure:
-        paths = save_figure(plot_demo(summary), FIGURE_NAME)
+        paths = save_figure(plot_demo(summary), FIGURE_NAME, directory=out)
         print("Figure: " + ", ".join(str(p) for p in paths))
-    print(f"Results: {args.results}")
+    print(f"Results: {results}")
     return 0

@@ -5,8 +5,9 @@ Example::
     pruneleak train --dataset mnist --data-dir data/mnist --model conv2 \\
         --pruning prunefl --p 0.3 --rounds 200
 
-Each run appends one record (the whole per-round curve) to ``--results``; rerunning a
-finished configuration prints the stored curve without training.
+Each run appends one record (the whole per-round curve) to ``train.jsonl`` under ``--out``
+(default ``pruneleak-out/train``); rerunning a finished configuration prints the stored
+curve without training.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sims.cli import add_out_argument, output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets
 from sims.experiments.train import PARTITIONS, TrainConfig, run_training
 from sims.fl.server import ALGORITHMS, FedConfig
 from sims.models import available_models
 from sims.pruning.schemes import available_schemes
+
+RESULTS_NAME = "train.jsonl"
 
 
 def register(subparsers) -> None:
@@ -89,12 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_group = parser.add_argument_group("run")
     run_group.add_argument("--seed", type=int, default=0)
     run_group.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    run_group.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results/train.jsonl"),
-        help="JSON-lines results store (default: %(default)s)",
-    )
+    add_out_argument(run_group, "train")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -134,11 +133,12 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
+    results = output_dir(args.out) / RESULTS_NAME
     try:
         record = run_training(
             config,
             data_dir=args.data_dir,
-            store=ResultStore(args.results),
+            store=ResultStore(results),
             progress=False if args.no_progress else None,
         )
     except FileNotFoundError as err:
@@ -153,5 +153,5 @@ def run(args: argparse.Namespace) -> int:
         f"{record['final_accuracy']:.4f} after {config.fed.rounds} rounds "
         f"({record['num_clients']} clients, {record['seconds']:.1f} s)"
     )
-    print(f"Results: {args.results} (key {record['key']})")
+    print(f"Results: {results} (key {record['key']})")
     return 0

@@ -6,8 +6,10 @@ hmine``) or claims (``--claim ID``, repeatable), the output format (``table``, `
 a JSON list with keys id, paper, location, statement, verdict, evidence; ``markdown``)
 and the Monte Carlo size (quick by default, ``--thorough`` multiplies the samples).
 The Markdown and JSON reports are written to ``verification_report.md`` and
-``verification_report.json`` under ``sims.plots.figures.figures_dir()``; a closing note with the
-verdict counts goes to stdout (stderr with ``--format json``, so that stdout stays JSON).
+``verification_report.json`` under ``--out`` (default ``pruneleak-out/verify``; the
+committed report in ``paper_figs/`` is refreshed by ``make figures``); a closing note with
+the verdict counts goes to stdout (stderr with ``--format json``, so that stdout stays
+JSON).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import sys
 import time
 
-from sims.plots.figures import figures_dir
+from sims.cli import add_out_argument, output_dir
 
 REPORT_NAME = "verification_report"
 
@@ -46,6 +48,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="default: %(default)s")
     parser.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    add_out_argument(parser, "verify")
     parser.set_defaults(func=run)
 
 
@@ -62,7 +65,7 @@ def run(args) -> int:
     results = claims.run_claims(selected, seed=args.seed, thorough=args.thorough, progress=None)
     seconds = time.perf_counter() - start
     markdown = claims.render_markdown(results, seed=args.seed, mode=mode, seconds=seconds)
-    directory = figures_dir()
+    directory = output_dir(args.out)
     (directory / f"{REPORT_NAME}.md").write_text(markdown)
     (directory / f"{REPORT_NAME}.json").write_text(claims.render_json(results) + "\n")
     output = {

@@ -1,8 +1,11 @@
 """Where figures go and how notebooks are executed (``pruneleak figures``).
 
-Figures are written as PNG and PDF under ``paper_figs/`` of the checkout (or under
-``$PRUNELEAK_FIG_DIR`` when set, which the test suite uses to keep the tree clean).
-Notebooks read their scale from ``$PRUNELEAK_SCALE`` (``quick`` or ``paper``).
+Figures are written as PNG and PDF into a directory the caller names; without one, into
+``$PRUNELEAK_FIG_DIR`` when set, else ``pruneleak-out/figures`` under the current
+directory. Nothing here points into a checkout: the committed ``paper_figs/`` is written
+only when a caller asks for it (``make figures`` sets ``--out paper_figs``), so running a
+notebook or a command never overwrites a tracked file. Notebooks read their scale from
+``$PRUNELEAK_SCALE`` (``quick`` or ``paper``).
 """
 
 from __future__ import annotations
@@ -16,56 +19,65 @@ from sims.core.scale import SCALES
 
 logger = logging.getLogger(__name__)
 
-_REPO_ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_DIR = _REPO_ROOT / "notebooks"
+DEFAULT_FIGURES_DIR = Path("pruneleak-out") / "figures"
 
 
 def figures_dir() -> Path:
-    """``$PRUNELEAK_FIG_DIR`` if set, else ``paper_figs/`` at the root of the checkout."""
-    override = os.environ.get("PRUNELEAK_FIG_DIR")
-    directory = Path(override) if override else _REPO_ROOT / "paper_figs"
+    """``$PRUNELEAK_FIG_DIR`` if set, else ``pruneleak-out/figures``; created if missing."""
+    directory = Path(os.environ.get("PRUNELEAK_FIG_DIR") or DEFAULT_FIGURES_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
 def save_figure(fig, name: str, *, directory: str | os.PathLike | None = None) -> list[Path]:
-    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``directory``
-    (created if needed; None: :func:`figures_dir`); return both paths."""
-    if directory is not None:
-        Path(directory).mkdir(parents=True, exist_ok=True)
-    folder = figures_dir() if directory is None else Path(directory)
-    paths = [folder / f"{name}.{ext}" for ext in ("png", "pdf")]
+    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf``; return both paths.
+
+    ``directory`` defaults to :func:`figures_dir` (which is how notebooks, run by
+    :func:`run_notebook`, write into the folder their caller chose).
+    """
+    if directory is None:
+        directory = figures_dir()
+    else:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"{name}.{ext}" for ext in ("png", "pdf")]
     for path in paths:
         fig.savefig(path, dpi=150, bbox_inches="tight")
     logger.info("Wrote %s", ", ".join(str(p) for p in paths))
     return paths
 
 
-def notebook_paths() -> list[Path]:
-    """Every notebook of the project, sorted by name."""
-    return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+def notebook_paths(directory: str | os.PathLike) -> list[Path]:
+    """The notebooks (``*.ipynb``) directly in ``directory``, sorted by name."""
+    return sorted(Path(directory).glob("*.ipynb"))
 
 
-def run_notebook(path: str | os.PathLike, *, scale: str = "quick", timeout: int = 600) -> None:
-    """Execute a notebook in place of a kernel (outputs are not written back).
+def run_notebook(
+    path: str | os.PathLike,
+    *,
+    scale: str = "quick",
+    figure_dir: str | os.PathLike | None = None,
+    timeout: int = 600,
+) -> None:
+    """Execute a notebook in a fresh kernel (outputs are not written back).
 
-    Raises ``nbclient.exceptions.CellExecutionError`` naming the failing cell.
+    The kernel runs in the notebook's folder with ``$PRUNELEAK_SCALE=scale`` and, when
+    ``figure_dir`` is given, ``$PRUNELEAK_FIG_DIR`` set to it (made absolute, since the
+    kernel's working directory is the notebook's). This process's environment is left
+    as it was. Raises ``nbclient.exceptions.CellExecutionError`` naming the failing cell.
     """
     import nbclient
     import nbformat
 
     check_choice("scale", scale, func="run_notebook", choices=SCALES)
     path = Path(path)
+    env = {**os.environ, "PRUNELEAK_SCALE": scale}
+    if figure_dir is not None:
+        env["PRUNELEAK_FIG_DIR"] = str(Path(figure_dir).resolve())
     notebook = nbformat.read(path, as_version=4)
-    previous = os.environ.get("PRUNELEAK_SCALE")
-    os.environ["PRUNELEAK_SCALE"] = scale
-    try:
-        nbclient.NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3",
-            resources={"metadata": {"path": str(path.parent)}},
-        ).execute()
-    finally:
-        if previous is None:
-            os.environ.pop("PRUNELEAK_SCALE", None)
-        else:
-            os.environ["PRUNELEAK_SCALE"] = previous
+    nbclient.NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute(env=env)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -15,16 +16,21 @@ VERDICTS = {"holds", "holds-on-domain", "fails", "inconclusive"}
 
 
 @pytest.fixture(autouse=True)
-def _only_verify_subcommand(monkeypatch, tmp_path):
-    # The parser with this subcommand alone (the others are written in parallel), and the
-    # reports written under a temporary figures directory.
+def _in_a_temporary_folder(monkeypatch, tmp_path):
+    # The parser with this subcommand alone (the others are written in parallel), run
+    # from an empty folder so that every file it writes can be seen.
     assert "verify" in sims.cli.SUBCOMMANDS
     monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("verify",))
-    monkeypatch.setenv("PRUNELEAK_FIG_DIR", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+
+
+def files_under(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
 def test_json_output_one_object_per_claim(capsys, tmp_path):
-    assert main(["verify", "--paper", "fedltp", "--format", "json"]) == 0
+    argv = ["verify", "--paper", "fedltp", "--format", "json", "--out", "reports"]
+    assert main(argv) == 0
     out = capsys.readouterr()
     records = json.loads(out.out)  # stdout is pure JSON; the closing note is on stderr
     assert [r["id"] for r in records] == [c.id for c in claims.select_claims(paper="fedltp")]
@@ -33,9 +39,23 @@ def test_json_output_one_object_per_claim(capsys, tmp_path):
         assert record["paper"] == "Fed-LTP" and record["verdict"] in VERDICTS
         assert record["evidence"]["summary"]
     assert "verified 7 claims" in out.err
-    written = json.loads((tmp_path / "verification_report.json").read_text())
+    assert files_under(tmp_path) == {
+        "reports/verification_report.json",
+        "reports/verification_report.md",
+    }
+    written = json.loads((tmp_path / "reports/verification_report.json").read_text())
     assert [r["id"] for r in written] == [r["id"] for r in records]
-    assert "# pruneleak verification report" in (tmp_path / "verification_report.md").read_text()
+    report = (tmp_path / "reports/verification_report.md").read_text()
+    assert "# pruneleak verification report" in report
+
+
+def test_reports_go_to_pruneleak_out_by_default(capsys, tmp_path):
+    assert main(["verify", "--claim", "huang.A5"]) == 0
+    assert files_under(tmp_path) == {
+        "pruneleak-out/verify/verification_report.json",
+        "pruneleak-out/verify/verification_report.md",
+    }
+    assert "pruneleak-out/verify/verification_report.md" in capsys.readouterr().out
 
 
 def test_table_output_and_closing_note(capsys):
@@ -74,10 +94,13 @@ def test_thorough_multiplies_the_samples(capsys):
     [
         (["verify", "--claim", "huang.Z9"], "Unknown claim id 'huang.Z9'"),
         (["verify", "--paper", "nature"], "'paper' parameter"),
+        (["verify", "--claim", "huang.A5", "--out", "taken"], "cannot create the output folder"),
     ],
 )
-def test_errors_exit_2_with_message(capsys, argv, message):
+def test_errors_exit_2_with_one_line(capsys, tmp_path, argv, message):
+    (tmp_path / "taken").write_text("a file where the output folder should go")
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+import sims.cli
 from sims.core.store import ResultStore
 from sims.experiments.demo import DemoConfig, format_table, plot_demo, run_demo, summarize
 
@@ -62,8 +63,8 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
         "-m",
         "sims.cli",
         "demo",
-        "--results",
-        str(results),
+        "--out",
+        str(tmp_path),
         "--rates",
         "0",
         "0.5",
@@ -92,6 +93,28 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
     assert keys[: len(before)] == before  # finished records kept, in place
 
 
+def files_under(folder) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("options", "out"),
+    [([], "pruneleak-out/demo"), (["--out", "elsewhere/run1"], "elsewhere/run1")],
+)
+def test_demo_command_writes_its_results_and_figure_under_out_only(
+    tmp_path, monkeypatch, capsys, options, out
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))  # the others are not needed
+    argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
+    assert sims.cli.main([*argv, *options]) == 0
+    names = ("demo.jsonl", "demo_bound_vs_nmi.png", "demo_bound_vs_nmi.pdf")
+    assert files_under(tmp_path) == {f"{out}/{name}" for name in names}
+    assert f"Results: {out}/demo.jsonl" in capsys.readouterr().out
+    kinds = Counter(r["kind"] for r in ResultStore(tmp_path / out / "demo.jsonl").records())
+    assert kinds == {"bound": 1, "attack": 2}
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -107,5 +130,5 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
     ],
 )
 def test_bad_configuration_is_a_clear_value_error(field, value):
-    with pytest.raises(ValueError, match=field if field != "device" else "device"):
+    with pytest.raises(ValueError, match=field):
         DemoConfig(**{field: value})

@@ -21,8 +21,6 @@ SMALL = {
 }
 
 
-
-
 def test_run_training_records_the_curve_and_resumes(tmp_path, monkeypatch):
     store = ResultStore(tmp_path / "train.jsonl")
     config = TrainConfig(**SMALL)
@@ -106,12 +104,12 @@ ARGS = [
 
 
 def test_train_command(tmp_path, capsys):
-    results = tmp_path / "train.jsonl"
-    argv = [*ARGS, "--results", str(results)]
+    argv = [*ARGS, "--out", str(tmp_path)]
     args = train_cli.build_parser().parse_args(argv)
     assert args.func(args) == 0
     out = capsys.readouterr().out
-    assert "final accuracy" in out and str(results) in out
+    results = tmp_path / "train.jsonl"
+    assert "final accuracy" in out and f"Results: {results}" in out
     [record] = ResultStore(results).records()
     assert record["rounds"] == [0, 1, 2]
     config = train_cli.config_from_args(args)
@@ -119,18 +117,19 @@ def test_train_command(tmp_path, capsys):
     assert config.model_options == (("hidden", 16), ("width", 4))
 
 
-@pytest.mark.skipif("train" not in cli.SUBCOMMANDS, reason="the lead registers 'train'")
-def test_pruneleak_train_runs_through_the_main_command(tmp_path, capsys):
-    results = tmp_path / "train.jsonl"
-    assert cli.main(["train", *ARGS, "--results", str(results)]) == 0
+def test_pruneleak_train_writes_under_pruneleak_out_by_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["train", *ARGS]) == 0
     assert "final accuracy" in capsys.readouterr().out
-    assert len(list(ResultStore(results).records())) == 1
+    written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
+    assert written == ["pruneleak-out/train/train.jsonl"]
+    assert len(list(ResultStore(tmp_path / written[0]).records())) == 1
 
 
 def test_train_command_reports_a_missing_data_folder(tmp_path):
     args = train_cli.build_parser().parse_args(
-        ["--dataset", "mnist", "--data-dir", str(tmp_path / "none"), "--results",
-         str(tmp_path / "r.jsonl"), "--device", "cpu"]
+        ["--dataset", "mnist", "--data-dir", str(tmp_path / "none"), "--out",
+         str(tmp_path), "--device", "cpu"]
     )  # fmt: skip
     with pytest.raises(ValueError, match="train-images-idx3-ubyte"):
         args.func(args)

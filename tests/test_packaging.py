@@ -1,0 +1,149 @@
+"""The installed package stands on its own: no path into a checkout, configs included.
+
+A non-editable install holds only ``bounds``, ``estimators`` and ``sims`` (and the
+package data of ``pyproject.toml``): code that reaches ``benchmarks/``, ``notebooks/`` or
+``paper_figs/`` through ``Path(__file__).parents[...]`` works in a checkout and breaks
+once installed, and a sweep config left out of the package data is missing only there.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("bounds", "estimators", "sims")
+# What a module may not name in a string: folders of a checkout, or a step out of it.
+CHECKOUT_FOLDERS = ("paper_figs", "benchmarks/", "../")
+
+
+def _is_docstring(node: ast.Constant, parents: dict[int, ast.AST]) -> bool:
+    statement = parents.get(id(node))
+    owner = parents.get(id(statement))
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(owner, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and owner.body[0] is statement
+    )
+
+
+def paths_out_of_the_package(root: Path) -> list[str]:
+    """``path:line: what`` for each module of ``root/sims`` that looks outside its package:
+    ``.parents[...]``, ``.parent.parent``, or a string naming a checkout folder (docstrings
+    aside)."""
+    found = []
+    for path in sorted((root / "sims").rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text(), filename=where)
+        parents = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "parents"
+            ):
+                found.append(f"{where}:{node.lineno}: .parents[...]")
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr == "parent"
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "parent"
+            ):
+                found.append(f"{where}:{node.lineno}: .parent.parent")
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and not _is_docstring(node, parents)
+            ):
+                found.extend(
+                    f"{where}:{node.lineno}: names {folder}"
+                    for folder in CHECKOUT_FOLDERS
+                    if folder in node.value
+                )
+    return found
+
+
+def test_no_module_under_sims_builds_paths_outside_its_package():
+    assert paths_out_of_the_package(ROOT) == []
+
+
+def test_a_planted_path_into_the_checkout_is_found(tmp_path):
+    planted = tmp_path / "sims" / "plots" / "figures.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(
+        '"""Figures go to paper_figs/ (a docstring may say so)."""\n'
+        "from pathlib import Path\n"
+        "ROOT = Path(__file__).resolve().parents[2]\n"
+        "UP = Path(__file__).parent.parent\n"
+        'FIGS = Path("paper_figs")\n'
+        'CONFIGS = Path("../benchmarks/sweeps")\n'
+        'OWN = Path(__file__).parent / "configs"\n'
+    )
+    assert paths_out_of_the_package(tmp_path) == [
+        "sims/plots/figures.py:3: .parents[...]",
+        "sims/plots/figures.py:4: .parent.parent",
+        "sims/plots/figures.py:5: names paper_figs",
+        "sims/plots/figures.py:6: names benchmarks/",
+        "sims/plots/figures.py:6: names ../",
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_a_non_editable_install_works_outside_the_checkout(tmp_path):
+    # Build from a copy holding only what the build reads, so that setuptools' build/
+    # and *.egg-info land in tmp_path, not in the checkout.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for package in PACKAGES:
+        shutil.copytree(
+            ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    site = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile"]
+    subprocess.run(
+        [*pip, "--no-build-isolation", "--target", str(site), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    configs = sorted(p.name for p in (ROOT / "sims/sweep/configs").glob("*.toml"))
+    assert "quick_digits.toml" in configs
+    assert sorted(p.name for p in (site / "sims/sweep/configs").glob("*.toml")) == configs
+
+    # One interpreter (torch and sympy take seconds to import) runs the installed
+    # command line twice from a folder outside the checkout.
+    script = (
+        "import sys, sims.cli\n"
+        "print(sims.cli.__file__)\n"
+        "print('verify exit', sims.cli.main(['verify', '--claim', 'huang.A5']))\n"
+        "try:\n"
+        "    sims.cli.main(['figures'])\n"
+        "except SystemExit as stop:\n"
+        "    print('figures exit', stop.code)\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(site)},  # the installed copy, not the checkout
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    lines = run.stdout.splitlines()
+    assert lines[0] == str(site / "sims/cli/__init__.py"), run.stderr
+    assert "verify exit 0" in lines and "figures exit 2" in lines, run.stderr
+    report = elsewhere / "pruneleak-out/verify/verification_report.md"
+    assert "huang.A5" in report.read_text()
+    assert run.stderr.startswith("pruneleak figures: error: no notebooks")
+    assert run.stderr.count("\n") == 1 and "--notebooks DIR" in run.stderr
