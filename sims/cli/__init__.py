@@ -20,14 +20,11 @@ import logging
 import sys
 from pathlib import Path
 
+from sims.core.outputs import OUTPUT_ROOT
 from sims.core.runtime import cpu_tuning
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures")
-
-# Parent of every command's default output folder, relative to the current directory.
-OUT_ROOT = Path("pruneleak-out")
-
 
 def add_out_argument(parser, command: str) -> None:
     """Add ``--out DIR`` (default ``pruneleak-out/<command>``) to a subcommand's parser.
@@ -37,23 +34,10 @@ def add_out_argument(parser, command: str) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=OUT_ROOT / command,
+        default=OUTPUT_ROOT / command,
         metavar="DIR",
         help="folder for this command's files, created if missing (default: %(default)s)",
     )
-
-
-def output_dir(path: Path) -> Path:
-    """Create ``path`` (and its parents) for a command's files and return it.
-
-    Raises ValueError, which the command line reports in one line, when the folder
-    cannot be created (a file in the way, no permission).
-    """
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"cannot create the output folder {path}: {err.strerror}.") from err
-    return path
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,8 @@ Writes ``demo.jsonl`` (one record per finished job) and the figure
 
 from __future__ import annotations
 
-from sims.cli import add_out_argument, output_dir
+from sims.cli import add_out_argument
+from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments.demo import (
     DEFAULT_RATES,

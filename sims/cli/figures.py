@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sims.cli import add_out_argument, output_dir
+from sims.cli import add_out_argument
+from sims.core.outputs import output_dir
 from sims.core.scale import SCALES
 from sims.plots.figures import notebook_paths, run_notebook
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from sims.cli import add_out_argument
+from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments.consistency import consistency_rows, format_table
 from sims.plots.figures import save_figure
@@ -13,7 +15,6 @@ from sims.plots.sweep import plot_consistency, plot_panels
 from sims.sweep import load_config, packaged_configs, run_sweep
 
 STUDY_PANELS = ("p", "B", "d", "T")
-DEFAULT_OUT = Path("pruneleak-out") / "sweep"
 
 
 def register(subparsers) -> None:
@@ -29,12 +30,7 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("config", help="packaged configuration name or TOML path")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help="folder for the results store and figures (default: %(default)s)",
-    )
+    add_out_argument(parser, "sweep")
     parser.add_argument(
         "--results",
         type=Path,
@@ -53,7 +49,7 @@ def run(args) -> int:
     config = load_config(args.config)
     overrides = {"device": args.device, "data_dir": args.data_dir}
     config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
-    results = args.results or args.out / f"{config.name}.jsonl"
+    results = args.results or output_dir(args.out) / f"{config.name}.jsonl"
     records = run_sweep(config, ResultStore(results), max_jobs=args.max_jobs)
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
     panels = [p for p in STUDY_PANELS if p in config.panels()]

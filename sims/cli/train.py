@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sims.cli import add_out_argument, output_dir
+from sims.cli import add_out_argument
+from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets
 from sims.experiments.train import PARTITIONS, TrainConfig, run_training

@@ -17,7 +17,8 @@ from __future__ import annotations
 import sys
 import time
 
-from sims.cli import add_out_argument, output_dir
+from sims.cli import add_out_argument
+from sims.core.outputs import output_dir
 
 REPORT_NAME = "verification_report"
 

@@ -15,18 +15,17 @@ import os
 from pathlib import Path
 
 from bounds.validation import check_choice
+from sims.core.outputs import OUTPUT_ROOT, output_dir
 from sims.core.scale import SCALES
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FIGURES_DIR = Path("pruneleak-out") / "figures"
+DEFAULT_FIGURES_DIR = OUTPUT_ROOT / "figures"
 
 
 def figures_dir() -> Path:
     """``$PRUNELEAK_FIG_DIR`` if set, else ``pruneleak-out/figures``; created if missing."""
-    directory = Path(os.environ.get("PRUNELEAK_FIG_DIR") or DEFAULT_FIGURES_DIR)
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
+    return output_dir(os.environ.get("PRUNELEAK_FIG_DIR") or DEFAULT_FIGURES_DIR)
 
 
 def save_figure(fig, name: str, *, directory: str | os.PathLike | None = None) -> list[Path]:
@@ -35,11 +34,7 @@ def save_figure(fig, name: str, *, directory: str | os.PathLike | None = None) -
     ``directory`` defaults to :func:`figures_dir` (which is how notebooks, run by
     :func:`run_notebook`, write into the folder their caller chose).
     """
-    if directory is None:
-        directory = figures_dir()
-    else:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+    directory = figures_dir() if directory is None else output_dir(directory)
     paths = [directory / f"{name}.{ext}" for ext in ("png", "pdf")]
     for path in paths:
         fig.savefig(path, dpi=150, bbox_inches="tight")
