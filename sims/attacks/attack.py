@@ -201,126 +201,35 @@ def gradient_inversion_batched(
     )
 
 
-def sgi_attack(
-    model: nn.Module,
-    global_params: Mapping[str, torch.Tensor],
-    sent_params: Mapping[str, torch.Tensor],
-    *,
-    lr: float,
-    batch_shape: tuple[int, int, int, int],
-    num_classes: int,
-    labels: torch.Tensor | None = None,
-    config: AttackConfig,
-    gradient_at: str = "masked",
-    local_steps: int = 1,
-) -> AttackResult:
+def sgi_attack(model: nn.Module, global_params, sent_params, **options) -> AttackResult:
     """Sparse Gradient Inversion (PriPrune Algorithm 2): :func:`gradient_inversion` with
-    ``mask_aware=True``; the other arguments as there."""
-    return gradient_inversion(
-        model,
-        global_params,
-        sent_params,
-        mask_aware=True,
-        lr=lr,
-        batch_shape=batch_shape,
-        num_classes=num_classes,
-        labels=labels,
-        config=config,
-        gradient_at=gradient_at,
-        local_steps=local_steps,
-    )
+    ``mask_aware=True``; the keyword options (``lr``, ``batch_shape``, ``num_classes``,
+    ``config``, ...) as there."""
+    return gradient_inversion(model, global_params, sent_params, mask_aware=True, **options)
 
 
-def gi_attack(
-    model: nn.Module,
-    global_params: Mapping[str, torch.Tensor],
-    sent_params: Mapping[str, torch.Tensor],
-    *,
-    lr: float,
-    batch_shape: tuple[int, int, int, int],
-    num_classes: int,
-    labels: torch.Tensor | None = None,
-    config: AttackConfig,
-    gradient_at: str = "dense",
-    local_steps: int = 1,
-) -> AttackResult:
+def gi_attack(model: nn.Module, global_params, sent_params, **options) -> AttackResult:
     """Classic gradient inversion (Geiping et al. 2020) of a pruned update:
-    :func:`gradient_inversion` with ``mask_aware=False``; the other arguments as there
+    :func:`gradient_inversion` with ``mask_aware=False``; the keyword options as there
     (``gradient_at`` ``"dense"`` or ``"sent"``)."""
-    return gradient_inversion(
-        model,
-        global_params,
-        sent_params,
-        mask_aware=False,
-        lr=lr,
-        batch_shape=batch_shape,
-        num_classes=num_classes,
-        labels=labels,
-        config=config,
-        gradient_at=gradient_at,
-        local_steps=local_steps,
-    )
+    return gradient_inversion(model, global_params, sent_params, mask_aware=False, **options)
 
 
 def sgi_attack_batched(
-    model: nn.Module,
-    global_params: Mapping[str, torch.Tensor] | Sequence[Mapping[str, torch.Tensor]],
-    sent_params: Sequence[Mapping[str, torch.Tensor]],
-    *,
-    lr: float,
-    batch_shape: tuple[int, int, int, int],
-    num_classes: int,
-    labels: Sequence[torch.Tensor | None] | None = None,
-    config: AttackConfig,
-    seeds: Sequence[int] | None = None,
-    gradient_at: str = "masked",
-    local_steps: int = 1,
+    model: nn.Module, global_params, sent_params, **options
 ) -> list[AttackResult]:
     """:func:`sgi_attack` on K uploads: :func:`gradient_inversion_batched` with
-    ``mask_aware=True``; the other arguments as there."""
+    ``mask_aware=True``; the keyword options as there."""
     return gradient_inversion_batched(
-        model,
-        global_params,
-        sent_params,
-        mask_aware=True,
-        lr=lr,
-        batch_shape=batch_shape,
-        num_classes=num_classes,
-        labels=labels,
-        config=config,
-        seeds=seeds,
-        gradient_at=gradient_at,
-        local_steps=local_steps,
+        model, global_params, sent_params, mask_aware=True, **options
     )
 
 
 def gi_attack_batched(
-    model: nn.Module,
-    global_params: Mapping[str, torch.Tensor] | Sequence[Mapping[str, torch.Tensor]],
-    sent_params: Sequence[Mapping[str, torch.Tensor]],
-    *,
-    lr: float,
-    batch_shape: tuple[int, int, int, int],
-    num_classes: int,
-    labels: Sequence[torch.Tensor | None] | None = None,
-    config: AttackConfig,
-    seeds: Sequence[int] | None = None,
-    gradient_at: str = "dense",
-    local_steps: int = 1,
+    model: nn.Module, global_params, sent_params, **options
 ) -> list[AttackResult]:
     """:func:`gi_attack` on K uploads: :func:`gradient_inversion_batched` with
-    ``mask_aware=False``; the other arguments as there."""
+    ``mask_aware=False``; the keyword options as there."""
     return gradient_inversion_batched(
-        model,
-        global_params,
-        sent_params,
-        mask_aware=False,
-        lr=lr,
-        batch_shape=batch_shape,
-        num_classes=num_classes,
-        labels=labels,
-        config=config,
-        seeds=seeds,
-        gradient_at=gradient_at,
-        local_steps=local_steps,
+        model, global_params, sent_params, mask_aware=False, **options
     )
