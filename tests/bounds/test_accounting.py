@@ -15,6 +15,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 from scipy import integrate, stats
 
 from bounds import accounting as acc
+from bounds.accounting import rdp as acc_rdp
 
 ORDERS = np.array(acc.DEFAULT_ORDERS)
 INT_ORDERS = ORDERS[np.round(ORDERS) == ORDERS]
@@ -122,11 +123,11 @@ def test_fractional_series_against_mpmath():
 
 @pytest.mark.parametrize(("q", "sigma"), [(0.02, 1.1), (0.001, 1.5)])
 def test_series_and_trapezoid_branches_agree(q, sigma):
-    series, converged = acc._log_a_frac_series(FRAC_ORDERS, q, sigma)
+    series, converged = acc_rdp._log_a_frac_series(FRAC_ORDERS, q, sigma)
     # Orders near 1 need more than 64 terms and fall back to the trapezoidal rule
     # (59 and 90 of the 99 orders converge for these two cases).
     assert converged.sum() >= 50
-    trapezoid = acc._log_a_trapezoid(FRAC_ORDERS, q, sigma)
+    trapezoid = acc_rdp._log_a_trapezoid(FRAC_ORDERS, q, sigma)
     # Both are accurate to ~1e-13 relative on log A (values of order 1e-6 and larger).
     np.testing.assert_allclose(series[converged], trapezoid[converged], rtol=1e-8)
 

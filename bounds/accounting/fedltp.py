@@ -1,0 +1,196 @@
+"""Fed-LTP's Theorem 1 (eq. 20-24): as published, and the corrected accountant beside it."""
+
+from __future__ import annotations
+
+import math  # noqa: F401 (the doctests use it)
+
+import numpy as np
+import sympy as sp
+
+from bounds._vector import as_output
+from bounds.accounting._common import _ALPHA, _LAMBDA, _T, _delta, _noise, _orders
+from bounds.accounting.conversion import (
+    _SYM_TIGHT_CONVERSION,
+    DEFAULT_ORDERS,
+    _tight_conversion,
+    epsilon_from_rdp,
+)
+from bounds.accounting.rdp import rdp_laplace, rdp_sampled_gaussian
+from bounds.accounting.zcdp import rdp_from_zcdp, zcdp_from_pure_dp
+from bounds.validation import check_choice, check_int, check_real
+
+# Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
+_SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)
+_rho_v_published = sp.lambdify((_T, _ALPHA, _LAMBDA), _SYM_RHO_V_PUBLISHED, "numpy")
+
+
+def fedltp_rho_s_published(t, *, q, noise_multiplier, alpha):
+    r"""Eq. 21 of Fed-LTP as printed (nats).
+
+    .. math:: \rho_s^t = \frac{t+1}{\alpha-1}\log\mathbb E_{z\sim\mu_0}
+              \Big[\Big(1-\tilde q+\tilde q\frac{\mu_1(z)}{\mu_0(z)}\Big)^\alpha\Big],
+              \quad \mu_1 = \tilde qN(1,\sigma^2)+(1-\tilde q)N(0,\sigma^2).
+
+    Since :math:`1-\tilde q+\tilde q\mu_1/\mu_0 = 1-\tilde q^2+\tilde q^2 N(1,\sigma^2)/\mu_0`,
+    this equals :math:`(t+1)` times the sampled-Gaussian RDP at rate :math:`\tilde q^2`.
+
+    Examples
+    --------
+    >>> fedltp_rho_s_published(0, q=1.0, noise_multiplier=1.0, alpha=2.0)  # q^2 = 1: Gaussian
+    1.0
+    """
+    func = "fedltp_rho_s_published"
+    t = check_int("t", t, func=func, low=0)
+    q = check_real("q", q, func=func, low=0, high=1)
+    return as_output(
+        (t + 1) * np.asarray(rdp_sampled_gaussian(alpha, q=q**2, noise_multiplier=noise_multiplier))
+    )
+
+
+def fedltp_rho_v_published(t, *, lambda_val, alpha):
+    r"""Eq. 23-24 of Fed-LTP as printed (nats).
+
+    .. math:: \rho_v^t = (t+1)\alpha(\alpha-1)/(2\lambda_{val}^2)
+
+
+    Deviation: Lemma 1 with :math:`\epsilon_{val} = 1/\lambda_{val}` gives
+    :math:`D_\alpha \le \alpha/(2\lambda_{val}^2)` per round; the factor :math:`\alpha-1` comes
+    from the misprinted Definition 4 (package docstring).
+
+    Examples
+    --------
+    >>> fedltp_rho_v_published(0, lambda_val=1.0, alpha=2.0)  # 2 * 1 / 2
+    1.0
+    """
+    func = "fedltp_rho_v_published"
+    t = check_int("t", t, func=func, low=0)
+    lam = _noise("lambda_val", lambda_val, func)
+    a = _orders(alpha, func)
+    return as_output(_rho_v_published(t, a, lam))
+
+
+def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha):
+    r"""Fed-LTP Theorem 1, eq. 20, exactly as printed, at the given order(s) (nats).
+
+    .. math:: \epsilon^t = \rho_s^t + \frac{(t+1)\alpha(\alpha-1)}{2\lambda_{val}^2}
+              + \frac{\log(1/\delta) - \log\alpha}{\alpha-1} + \log\Big(1-\frac1\alpha\Big)
+
+    Parameters
+    ----------
+    t : int >= 0, the 0-based round index (``t + 1`` rounds composed).
+    q : sampling rate :math:`\tilde q` of the local mini-batch, in [0, 1].
+    noise_multiplier : :math:`\sigma` of Algorithm 2 (noise std / clipping norm C).
+    lambda_val : Laplace scale of the validation scores (eq. 17, sensitivity 1).
+    delta : in (0, 1).
+    alpha : order(s) > 1.
+
+    Examples
+    --------
+    >>> kw = {"q": 1.0, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 0.25}
+    >>> round(fedltp_epsilon_published(0, alpha=2.0, **kw), 12)  # 1 + 1 + log 4 - log 2 + log(1/2)
+    2.0
+    """
+    func = "fedltp_epsilon_published"
+    delta = _delta(delta, func)
+    a = _orders(alpha, func)
+    rho_s = np.asarray(fedltp_rho_s_published(t, q=q, noise_multiplier=noise_multiplier, alpha=a))
+    rho_v = np.asarray(fedltp_rho_v_published(t, lambda_val=lambda_val, alpha=a))
+    return as_output(rho_s + rho_v + _tight_conversion(a, delta))
+
+
+def fedltp_epsilon_published_optimal(
+    t, *, q, noise_multiplier, lambda_val, delta, orders=DEFAULT_ORDERS
+):
+    """Eq. 20 as printed, minimised over ``orders``; returns ``(epsilon, order)`` in nats.
+
+    Examples
+    --------
+    >>> kw = {"q": 1.0, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 0.25}
+    >>> eps, order = fedltp_epsilon_published_optimal(0, orders=(2.0,), **kw)
+    >>> round(eps, 12), order
+    (2.0, 2.0)
+    """
+    a = _orders(orders, "fedltp_epsilon_published_optimal")
+    eps = np.atleast_1d(
+        fedltp_epsilon_published(
+            t,
+            q=q,
+            noise_multiplier=noise_multiplier,
+            lambda_val=lambda_val,
+            delta=delta,
+            alpha=a,
+        )
+    )
+    idx = int(np.argmin(eps))
+    return float(eps[idx]), float(np.atleast_1d(a)[idx])
+
+
+def fedltp_epsilon_corrected(
+    t,
+    *,
+    q,
+    noise_multiplier,
+    lambda_val,
+    delta,
+    steps_per_round=1,
+    orders=DEFAULT_ORDERS,
+    validation="exact",
+    conversion="tight",
+):
+    r"""Corrected Fed-LTP accountant after ``t + 1`` rounds; returns ``(epsilon, order)`` in nats.
+
+    RDP per round: ``steps_per_round`` Poisson-sampled Gaussian steps at rate ``q``
+    (Mironov et al. 2019, with :math:`\mu_1 = N(1,\sigma^2)`) plus one Laplace validation
+    release of scale ``lambda_val``, either ``validation="exact"`` (Mironov 2017 Prop. 6)
+    or ``validation="zcdp"`` (Lemma 1 with the correct :math:`D_\alpha\le\alpha\rho`:
+    :math:`\alpha/(2\lambda_{val}^2)`). Composition over rounds, then ``epsilon_from_rdp``.
+    Summing the training and validation RDP is conservative when the two datasets are
+    disjoint (parallel composition would take the maximum).
+
+    Examples
+    --------
+    >>> eps, order = fedltp_epsilon_corrected(
+    ...     0, q=0.0, noise_multiplier=1.0, lambda_val=1.0, delta=math.exp(-1),
+    ...     orders=(2.0,), validation="zcdp", conversion="classic")
+    >>> round(eps, 12), order  # validation only: 2 / 2 + log(e) / (2 - 1)
+    (2.0, 2.0)
+    """
+    func = "fedltp_epsilon_corrected"
+    t = check_int("t", t, func=func, low=0)
+    steps = check_int("steps_per_round", steps_per_round, func=func, low=1)
+    lam = _noise("lambda_val", lambda_val, func)
+    check_choice("validation", validation, func=func, choices=("exact", "zcdp"))
+    a = np.atleast_1d(_orders(orders, func))
+    train = np.atleast_1d(rdp_sampled_gaussian(a, q=q, noise_multiplier=noise_multiplier))
+    if validation == "exact":
+        val = np.atleast_1d(rdp_laplace(a, lam))
+    else:
+        rho = zcdp_from_pure_dp(1 / lam)
+        val = np.atleast_1d(rdp_from_zcdp(rho, a))
+    total = (t + 1) * (steps * train + val)
+    return epsilon_from_rdp(a, total, delta, conversion=conversion)
+
+
+def fedltp_epsilon_published_expr():
+    r"""Eq. 20-21 as printed, in sympy; the expectation of eq. 21 is an unevaluated integral.
+
+    Symbols: ``t``, ``alpha``, ``q`` (:math:`\tilde q`), ``sigma``, ``lambda_val``, ``delta``
+    and the integration variable ``z``.
+
+    Examples
+    --------
+    >>> sorted(s.name for s in fedltp_epsilon_published_expr().free_symbols)
+    ['alpha', 'delta', 'lambda_val', 'q', 'sigma', 't']
+    """
+    z = sp.Symbol("z", real=True)
+    q, sigma = sp.symbols("q sigma", positive=True)
+    t, alpha = _T, _ALPHA
+
+    def normal(mean):
+        return sp.exp(-((z - mean) ** 2) / (2 * sigma**2)) / (sigma * sp.sqrt(2 * sp.pi))
+
+    mu0 = normal(0)
+    mu1 = q * normal(1) + (1 - q) * mu0
+    expectation = sp.Integral(mu0 * (1 - q + q * mu1 / mu0) ** alpha, (z, -sp.oo, sp.oo))
+    rho_s = (t + 1) / (alpha - 1) * sp.log(expectation)
+    return rho_s + _SYM_RHO_V_PUBLISHED + _SYM_TIGHT_CONVERSION

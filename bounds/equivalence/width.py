@@ -1,0 +1,231 @@
+"""Huang et al.'s Part 2: the width m for (eps_ap, delta_ap)-closeness, published and corrected."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from bounds._vector import as_output, int_array, real_array
+from bounds.equivalence._common import _positive
+from bounds.equivalence.moments import LAPLACE_FOURTH_MOMENT, truncated_gaussian_moment
+from bounds.validation import check_choice, check_finite_array, check_real
+
+# Proof of E.2, Part 2: the 48 = 2 * 24 (24 = LAPLACE_FOURTH_MOMENT, E[z_i^2] = 24 b_i^4).
+PART2_CONSTANT = 48.0
+PART2_B1_CONSTANT = 10.0
+
+_PRUNINGS = ("magnitude", "folded")
+
+
+def _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a):
+    r = a / sigma_a
+    return (
+        eps_ap**-4
+        * math.log(1 / delta_ap)
+        * PART2_CONSTANT
+        * (PART2_B1_CONSTANT * r * (math.sqrt(r) + 1)) ** 4
+        * (sigma**4 * sigma_a**4 + sigma * sigma_a**2)
+    )
+
+
+def _part2_rhs(k, m, delta_ap):
+    """K log^4(m / delta_ap): the right-hand side of Part 2's width condition."""
+    return k * np.log(m / delta_ap) ** 4
+
+
+def _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a):
+    return (
+        check_real("eps_ap", eps_ap, func=func, low=0, low_inclusive=False),
+        check_real(
+            "delta_ap",
+            delta_ap,
+            func=func,
+            low=0,
+            high=1,
+            low_inclusive=False,
+            high_inclusive=False,
+        ),
+        check_real("a", a, func=func, low=0, low_inclusive=False),
+        check_real("sigma", sigma, func=func, low=0, low_inclusive=False),
+        check_real("sigma_a", sigma_a, func=func, low=0, low_inclusive=False),
+    )
+
+
+def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
+    r"""Right-hand side of Part 2's width condition (proof of Theorem E.2), as published.
+
+    .. math:: m \ge \epsilon^{-4}\log(1/\delta)
+              \Big(48\big(10\tfrac{a}{\sigma_A}(\sqrt{a/\sigma_A}+1)\log(m/\delta)\big)^4\Big)
+              (\sigma^4\sigma_A^4 + \sigma\sigma_A^2)
+
+    with :math:`\epsilon = \epsilon_{ap}`, :math:`\delta = \delta_{ap}`. ``m`` may be an array.
+
+    Examples
+    --------
+    >>> kw = {"eps_ap": 1.0, "delta_ap": math.exp(-1), "a": 1.0, "sigma": 1.0, "sigma_a": 1.0}
+    >>> round(part2_width_rhs(1, **kw))  # 48 (10 * 1 * 2)^4 (1 + 1) * log^4(e)
+    15360000
+    """
+    func = "part2_width_rhs"
+    eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
+    m = int_array("m", m, func=func, low=1)
+    return as_output(_part2_rhs(_part2_constant(eps_ap, delta_ap, a, sigma, sigma_a), m, delta_ap))
+
+
+def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
+    r"""Smallest width from which Part 2's condition holds for every larger width (as published).
+
+    The condition :math:`m \ge K\log^4(m/\delta)` (``part2_width_rhs``) is implicit in
+    :math:`m`. With :math:`u = \log m`, :math:`h(u) = e^{u/4} - K^{1/4}(u + \log(1/\delta))` is
+    convex, so the condition holds on :math:`m \le m_1` and on :math:`m \ge m_2`; the
+    returned value is :math:`m_2` (1 if the condition holds for all :math:`m\ge1`), found by
+    Brent's method on the increasing branch and then checked on the integers. Note that
+    the condition bounds only the fluctuation of :math:`\tfrac1m\|e-\bar Ax\|^2`, not its
+    mean (package docstring, item 6): see ``required_width_corrected``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> kw = {"a": 0.1, "sigma": 1.0, "sigma_a": 1.0}
+    >>> m = required_width(0.5, 0.1, **kw)
+    >>> m >= part2_width_rhs(m, eps_ap=0.5, delta_ap=0.1, **kw)
+    True
+    >>> m - 1 >= part2_width_rhs(m - 1, eps_ap=0.5, delta_ap=0.1, **kw)
+    False
+    """
+    func = "required_width"
+    eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
+    k = _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a)
+    k4 = k**0.25
+    log_inv_delta = math.log(1 / delta_ap)
+
+    def holds(m: int) -> bool:
+        return m >= _part2_rhs(k, m, delta_ap)
+
+    def h(u: float) -> float:
+        return math.exp(u / 4) - k4 * (u + log_inv_delta)
+
+    u_min = max(4 * math.log(4 * k4), 0.0)
+    if h(u_min) >= 0:
+        return 1
+    upper = u_min + 1.0
+    for _ in range(200):  # h grows like exp(u/4): a few doublings always suffice
+        if h(upper) > 0:
+            break
+        upper = 2 * upper + 1
+    else:
+        raise ValueError(f"required_width did not bracket a root for K = {k:g}.")
+    u_root = optimize.brentq(h, u_min, upper, xtol=1e-12)
+    root = math.exp(u_root)
+    if root >= 2**52:  # unit steps are below float resolution: round the root up
+        return math.ceil(root * (1 + 1e-12))
+    m = max(1, math.floor(root))
+    for _ in range(64):  # the float root is within a few units of the integer answer
+        if holds(m):
+            break
+        m += 1
+    while m > 1 and holds(m - 1) and (m - 1) > math.exp(u_min):
+        m -= 1
+    return m
+
+
+def pruned_row_moments(x, *, a, sigma_a, pruning="magnitude"):
+    r"""Exact second and fourth moments of a pruned row product :math:`(\bar Ax)_i`, fixed x.
+
+    :math:`(\bar Ax)_i = \sum_j u_j x_j` with :math:`u_j` i.i.d. pruned weights:
+    ``"magnitude"``: :math:`u = y1\{|y|\le a\}` (Theorem E.1, Lemma B.1; sign of
+    :math:`\bar A = \tilde A - A` is irrelevant here), ``"folded"``:
+    :math:`u = y1\{0\le y\le a\}` (Theorem E.2, Lemma B.5), :math:`y\sim\mathcal N(0,\sigma_A^2)`.
+    Cumulants add: :math:`\kappa_n(\sum u_jx_j) = \kappa_n(u)\sum_j x_j^n`.
+
+    Returns
+    -------
+    (float, float)
+
+    Examples
+    --------
+    >>> m2, m4 = pruned_row_moments(np.array([1.0]), a=40.0, sigma_a=1.0)  # no pruning left
+    >>> round(m2, 9), round(m4, 9)  # E y^2 and E y^4 of N(0, 1)
+    (1.0, 3.0)
+    """
+    func = "pruned_row_moments"
+    x = check_finite_array("x", x, func=func, ndim=1)
+    a = check_real("a", a, func=func, low=0, low_inclusive=False)
+    sigma_a = check_real("sigma_a", sigma_a, func=func, low=0, low_inclusive=False)
+    check_choice("pruning", pruning, func=func, choices=_PRUNINGS)
+    one_sided = pruning == "folded"
+    mu = [truncated_gaussian_moment(k, a, sigma_a, one_sided=one_sided) for k in range(5)]
+    k1 = mu[1]
+    k2 = mu[2] - mu[1] ** 2
+    k3 = mu[3] - 3 * mu[2] * mu[1] + 2 * mu[1] ** 3
+    k4 = mu[4] - 4 * mu[3] * mu[1] - 3 * mu[2] ** 2 + 12 * mu[2] * mu[1] ** 2 - 6 * mu[1] ** 4
+    c1, c2, c3, c4 = (float(k * np.sum(x**n)) for n, k in enumerate((k1, k2, k3, k4), start=1))
+    m2 = c2 + c1**2
+    m4 = c4 + 4 * c3 * c1 + 3 * c2**2 + 6 * c2 * c1**2 + c1**4
+    return m2, m4
+
+
+def closeness_mean_square(sigma, row_m2):
+    r"""The mean :math:`\mathbb E[\tfrac1m\|e - \bar Ax\|^2] = 2\sigma^2\,\mathbb E[(\bar Ax)_i^2]`.
+
+    This is the term Part 2 drops.
+
+    :math:`e_i - (\bar Ax)_i = \sigma(\bar Ax)_i W_i`, :math:`W_i\sim\mathrm{Lap}(0,1)`,
+    :math:`\mathbb E W^2 = 2`. Closeness at level :math:`\epsilon_{ap}` needs this below
+    :math:`\epsilon_{ap}^2` whatever the width.
+
+    Examples
+    --------
+    >>> closeness_mean_square(2.0, 0.25)  # 2 * 2^2 * 0.25
+    2.0
+    """
+    sigma = _positive("sigma", sigma, "closeness_mean_square")
+    row_m2 = real_array("row_m2", row_m2, func="closeness_mean_square", low=0)
+    return as_output(2 * sigma**2 * row_m2)
+
+
+def required_width_corrected(eps_ap, delta_ap, *, sigma, row_m2, row_m4):
+    r"""Corrected Part 2: a width sufficient for (eps_ap, delta_ap)-closeness (Definition 3.1).
+
+    Closeness: :math:`\Pr[\tfrac1{\sqrt m}\|e-\bar Ax\|_2 \ge \epsilon_{ap}] \le \delta_{ap}`.
+
+    The :math:`z_i = \sigma^2(\bar Ax)_i^2W_i^2` are i.i.d. over rows (fixed :math:`x`), with
+    :math:`\mathbb Ez = 2\sigma^2 m_2` and :math:`\mathbb Ez^2 = 24\sigma^4 m_4`
+    (``row_m2``, ``row_m4`` from ``pruned_row_moments``). Chebyshev:
+    :math:`\Pr[\bar z \ge \epsilon^2] \le \mathrm{Var}\,z/(m(\epsilon^2-\mathbb Ez)^2)`, so
+
+    .. math:: m \ge \frac{24\sigma^4 m_4 - 4\sigma^4 m_2^2}
+              {\delta_{ap}(\epsilon_{ap}^2 - 2\sigma^2 m_2)^2}
+
+    suffices when :math:`2\sigma^2 m_2 < \epsilon_{ap}^2`; otherwise no width achieves the
+    closeness and ``math.inf`` is returned (the conservative side).
+
+    Returns
+    -------
+    int or float (``inf``)
+
+    Examples
+    --------
+    >>> required_width_corrected(2.0, 0.5, sigma=1.0, row_m2=1.0, row_m4=3.0)  # 68 / (0.5 * 2^2)
+    34
+    >>> required_width_corrected(0.1, 0.1, sigma=1.0, row_m2=1.0, row_m4=3.0)  # mean above eps^2
+    inf
+    """
+    func = "required_width_corrected"
+    eps_ap = check_real("eps_ap", eps_ap, func=func, low=0, low_inclusive=False)
+    delta_ap = check_real(
+        "delta_ap", delta_ap, func=func, low=0, high=1, low_inclusive=False, high_inclusive=False
+    )
+    sigma = check_real("sigma", sigma, func=func, low=0, low_inclusive=False)
+    row_m2 = check_real("row_m2", row_m2, func=func, low=0)
+    row_m4 = check_real("row_m4", row_m4, func=func, low=row_m2**2)
+    gap = eps_ap**2 - 2 * sigma**2 * row_m2
+    if gap <= 0:
+        return math.inf
+    variance = LAPLACE_FOURTH_MOMENT * sigma**4 * row_m4 - (2 * sigma**2 * row_m2) ** 2
+    return max(1, math.ceil(variance / (delta_ap * gap**2)))
