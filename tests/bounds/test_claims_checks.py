@@ -9,10 +9,12 @@ domain, and the undecidable cases get ``inconclusive``.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 import sympy as sp
+from montecarlo_helpers import monte_carlo_check
 from scipy import optimize, stats
 
 from bounds.claims import checks
@@ -23,7 +25,6 @@ from bounds.claims.checks import (
     INCONCLUSIVE,
     GridCheck,
     LimitCheck,
-    MonteCarloCheck,
     Param,
     SeriesCheck,
     SymbolicCheck,
@@ -237,18 +238,7 @@ def test_limit_without_a_value_is_inconclusive():
 # ---------------------------------------------------------------------------------------
 
 
-def _mc(sampler, claimed, relation, points, statistic="probability", **kw):
-    return MonteCarloCheck(
-        sampler=sampler,
-        claimed=claimed,
-        points=points,
-        relation=relation,
-        statistic=statistic,
-        samples=kw.pop("samples", 4000),
-        true_label="t",
-        claimed_label="c",
-        **kw,
-    )
+_mc = partial(monte_carlo_check, samples=4000)
 
 
 def _tail(rng, n, t):

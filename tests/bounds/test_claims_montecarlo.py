@@ -9,26 +9,16 @@ would be reported as failing in about 1 - (1 - alpha)^k of the runs instead of <
 from __future__ import annotations
 
 import math
+from functools import partial
 from statistics import NormalDist
 
 import numpy as np
 import pytest
+from montecarlo_helpers import monte_carlo_check
 
 from bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN, MonteCarloCheck
 
-
-def _check(sampler, claimed, relation, points, statistic, samples=100, confidence=0.99):
-    return MonteCarloCheck(
-        sampler=sampler,
-        claimed=claimed,
-        points=points,
-        relation=relation,
-        statistic=statistic,
-        samples=samples,
-        true_label="t",
-        claimed_label="c",
-        confidence=confidence,
-    )
+_check = partial(monte_carlo_check, samples=100)
 
 
 def _z(confidence, k):

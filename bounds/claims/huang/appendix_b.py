@@ -1,0 +1,386 @@
+"""Appendix B of Huang et al.: concentration of truncated and Gaussian inner products (B.1-B.5).
+
+Part of :mod:`bounds.claims.huang`; ``CLAIMS`` lists this appendix's claims in report order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+from scipy import optimize, special
+
+from bounds import equivalence as eq
+from bounds.claims.checks import (
+    GridCheck,
+    MonteCarloCheck,
+    Param,
+    SymbolicCheck,
+)
+from bounds.claims.claim import Claim
+from bounds.claims.huang.common import (
+    _MC_SAMPLES,
+    _R,
+    _RA,
+    _a,
+    _moment_check,
+    _sig,
+    _truncated,
+    _unit_vector,
+)
+
+_B1_D = 32
+
+
+def _b1_sampler(rng, n, r, delta):
+    u = _truncated(rng, (n, _B1_D), r)
+    t = eq.lemma_b1_threshold(1.0, r, 1.0, delta)
+    return np.abs(u @ _unit_vector(_B1_D)) >= t
+
+
+B1 = Claim(
+    id="huang.B1",
+    paper="huang",
+    location="Lemma B.1",
+    statement=(
+        "For u_i = y_i 1{|y_i| <= a}, y_i ~ N(0, sigma^2), fixed x and delta in (0, 1/10): "
+        "Pr[|<u, x>| >= 10 ||x||_2 a (sqrt(a/sigma) + 1) log(1/delta)] <= delta."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_b1_sampler,
+            claimed=lambda r, delta: delta,
+            points=tuple(
+                {"r": r, "delta": dl} for r in (0.1, 1.0, 4.0, 10.0) for dl in (0.01, 0.09)
+            ),
+            relation="<=",
+            statistic="probability",
+            samples=_MC_SAMPLES,
+            true_label=f"Pr[|<u,x>| >= threshold] (d = {_B1_D})",
+            claimed_label="delta",
+            labels={"r": _R},
+        ),
+    ),
+)
+
+_B2_D = 16
+
+
+def _b2_sampler(rng, n, m, r, delta):
+    x = _unit_vector(_B2_D)
+    A = _truncated(rng, (n, m, _B2_D), r)
+    norm2 = np.sum((A @ x) ** 2, axis=1)
+    mean = m * eq.truncated_gaussian_moment(2, r, 1.0)
+    return np.abs(norm2 - mean) >= eq.lemma_b2_threshold(m, 1.0, r, 1.0, delta)
+
+
+B2 = Claim(
+    id="huang.B2",
+    paper="huang",
+    location="Lemma B.2",
+    statement=(
+        "For A with i.i.d. entries y 1{|y| <= a}, y ~ N(0, sigma^2), fixed x, delta in "
+        "(0, 1/10): Pr[| ||Ax||^2 - E||Ax||^2 | >= 1000 m ||x||^2 (sigma^2 + a^2) "
+        "log^3(m/delta)] <= delta."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_b2_sampler,
+            claimed=lambda m, r, delta: delta,
+            points=tuple({"m": m, "r": r, "delta": 0.05} for m in (16, 128) for r in (0.5, 3.0)),
+            relation="<=",
+            statistic="probability",
+            samples=_MC_SAMPLES // 2,
+            true_label=f"Pr[deviation >= threshold] (d = {_B2_D})",
+            claimed_label="delta",
+            labels={"r": _R},
+        ),
+    ),
+)
+
+B2_MOMENTS = Claim(
+    id="huang.B2.moments",
+    paper="huang",
+    location="Lemma B.2 (proof, moments of b_i = (Ax)_i^2)",
+    statement=(
+        "0.1 ||x||^2 a^3/sigma <= E[(Ax)_i^2] <= ||x||^2 a^3/sigma (i.e. 0.1 a^3/sigma <= E[u^2] "
+        "<= a^3/sigma), and 4 E[u^4] <= 64 sigma^4."
+    ),
+    checks=(
+        _moment_check(2, "<=", lambda r: r**3, "a^3/sigma", one_sided=False),
+        _moment_check(2, ">=", lambda r: 0.1 * r**3, "0.1 a^3/sigma", one_sided=False, domain=True),
+        _moment_check(4, "<=", lambda r: 64.0 + 0 * r, "64 sigma^4", one_sided=False, factor=4.0),
+    ),
+)
+
+_B3_D = 32
+
+
+def _b3_log_prob(d, delta, e_inf):
+    """log Pr[|<u,e>| >= threshold] for ||e||_2 = 1, sigma_1 = 1: <u,e> ~ N(0, 1)."""
+    t = eq.lemma_b3_threshold(d, 1.0, 1.0, e_inf, delta)
+    return math.log(2) + special.log_ndtr(-t)
+
+
+def _b3_sampler(rng, n, delta):
+    e = _unit_vector(_B3_D)
+    t = eq.lemma_b3_threshold(_B3_D, 1.0, 1.0, e.max(), delta)
+    return np.abs(rng.standard_normal((n, _B3_D)) @ e) >= t
+
+
+B3 = Claim(
+    id="huang.B3",
+    paper="huang",
+    location="Lemma B.3",
+    statement=(
+        "For u ~ N(0, sigma_1^2 I_d), fixed e and delta in (0, 1/10): Pr[|<u, e>| >= "
+        "2 sigma_1 ||e||_2 sqrt(log(d/delta)) + sigma_1 ||e||_inf log^1.5(d/delta)] <= delta."
+    ),
+    checks=(
+        GridCheck(
+            # ||e||_inf = d^(-c/2) sweeps [1/sqrt(d), 1], every admissible ratio to ||e||_2.
+            true=lambda d, delta, c: _b3_log_prob(d, delta, np.asarray(d, float) ** (-c / 2)),
+            claimed=lambda d, delta, c: np.log(delta) + 0 * d * c,
+            params=(
+                Param("d", 1, 1_000_000, scale="log", integer=True, points=31),
+                Param("delta", 1e-12, 0.099, scale="log", points=31),
+                Param("c", 0.0, 1.0, points=11, label="log_d(||e||_2/||e||_inf)^2"),
+            ),
+            relation="<=",
+            true_label="log Pr[|<u,e>| >= threshold] (exact: <u,e> ~ N(0, sigma_1^2 ||e||^2))",
+            claimed_label="log delta",
+        ),
+        MonteCarloCheck(
+            sampler=_b3_sampler,
+            claimed=lambda delta: delta,
+            points=({"delta": 0.01}, {"delta": 0.09}),
+            relation="<=",
+            statistic="probability",
+            samples=_MC_SAMPLES,
+            true_label=f"Pr[|<u,e>| >= threshold] (d = {_B3_D})",
+            claimed_label="delta",
+            exact=lambda delta: math.exp(_b3_log_prob(_B3_D, delta, _unit_vector(_B3_D).max())),
+        ),
+    ),
+)
+
+
+def _b4_sampler(rng, n, d, delta):
+    inner = np.einsum("ij,ij->i", rng.standard_normal((n, d)), rng.standard_normal((n, d)))
+    return np.abs(inner) >= eq.lemma_b4_threshold(d, 1.0, 1.0, delta)
+
+
+B4 = Claim(
+    id="huang.B4",
+    paper="huang",
+    location="Lemma B.4",
+    statement=(
+        "For independent u ~ N(0, sigma_1^2 I_d), e ~ N(0, sigma_2^2 I_d), delta in (0, 1/10): "
+        "Pr[|<u, e>| >= 10^4 sigma_1 sigma_2 sqrt(d) log^2(d/delta)] <= delta."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_b4_sampler,
+            claimed=lambda d, delta: delta,
+            points=tuple({"d": d, "delta": dl} for d in (8, 256) for dl in (0.01, 0.09)),
+            relation="<=",
+            statistic="probability",
+            samples=_MC_SAMPLES,
+            true_label="Pr[|<u,e>| >= threshold]",
+            claimed_label="delta",
+        ),
+    ),
+    notes="Scale-free: sigma_1 = sigma_2 = 1.",
+)
+
+# Lemma B.5 ------------------------------------------------------------------------------
+
+B5_MEAN_STEP = Claim(
+    id="huang.B5.mean_step",
+    paper="huang",
+    location="Lemma B.5 (proof, bound on E[b_j])",
+    statement=(
+        "int_0^a y phi_{sigma_A}(y) dy >= a^2 / (2 sqrt(2 pi) sigma_A) for the folded "
+        "pruned entry (first inequality of the bound on E[b_j])."
+    ),
+    checks=(
+        _moment_check(
+            1,
+            ">=",
+            lambda r: r**2 / (2 * math.sqrt(2 * math.pi)),
+            "a^2/(2 sqrt(2 pi) sigma_A)",
+            one_sided=True,
+            domain=True,
+        ),
+    ),
+    notes="1 - exp(-u) <= u: the inequality holds the other way for every a > 0.",
+)
+
+B5_MEAN = Claim(
+    id="huang.B5.mean",
+    paper="huang",
+    location="Lemma B.5 (proof, E[b_j] >= a^2 x_j / (6 sigma_A))",
+    statement=(
+        "E[A_bar_ij] >= a^2 / (6 sigma_A) for A_bar_ij = y 1{0 <= y <= a}, y ~ N(0, sigma_A^2)."
+    ),
+    checks=(
+        _moment_check(
+            1,
+            ">=",
+            lambda r: eq.LEMMA_B5_MEAN_CONSTANT * r**2,
+            "a^2/(6 sigma_A)",
+            one_sided=True,
+            domain=True,
+        ),
+    ),
+)
+
+B5_SECOND_MOMENT_STEP = Claim(
+    id="huang.B5.second_moment_step",
+    paper="huang",
+    location="Lemma B.5 (proof, bound on E[b_j^2])",
+    statement=(
+        "E[A_bar_ij^2] = int_0^a y^2 phi_{sigma_A}(y) dy <= a^3 / (3 sqrt(2 pi) sigma_A) "
+        "<= a^3 / (9 sigma_A)."
+    ),
+    checks=(
+        _moment_check(
+            2,
+            "<=",
+            lambda r: r**3 / (3 * math.sqrt(2 * math.pi)),
+            "a^3/(3 sqrt(2 pi) sigma_A)",
+            one_sided=True,
+        ),
+        SymbolicCheck(
+            true=_a**3 / (3 * sp.sqrt(2 * sp.pi) * _sig),
+            claimed=_a**3 / (9 * _sig),
+            relation="<=",
+            params=(
+                Param("a", 1e-3, 10.0, scale="log", points=21),
+                Param("sigma", 0.1, 10.0, scale="log", points=5),
+            ),
+            true_label="a^3/(3 sqrt(2 pi) sigma_A)",
+            claimed_label="a^3/(9 sigma_A)",
+        ),
+    ),
+    notes="3 sqrt(2 pi) = 7.52 < 9.",
+)
+
+B5_SECOND_MOMENT = Claim(
+    id="huang.B5.second_moment",
+    paper="huang",
+    location="Lemma B.5 (proof, E[b_j^2] <= a^3 x_j^2 / (9 sigma_A))",
+    statement="E[A_bar_ij^2] <= a^3 / (9 sigma_A), the bound the proof goes on to use.",
+    checks=(
+        _moment_check(2, "<=", lambda r: r**3 / 9, "a^3/(9 sigma_A)", one_sided=True, domain=True),
+    ),
+)
+
+_B5_M, _B5_D, _B5_DELTA = 16, 8, 0.05
+
+
+def _b5_rows(rng, n, r, x):
+    """(A_bar x)_i for i in [m], n draws; x = e_1 or the uniform vector (sum 1, x >= 0)."""
+    if x == "e1":
+        return _truncated(rng, (n, _B5_M), r, one_sided=True)
+    A = _truncated(rng, (n, _B5_M, _B5_D), r, one_sided=True)
+    return A.mean(axis=2)
+
+
+def _b5_c(r):
+    return eq.lemma_b5_constant_c(r, 1.0, _B5_M, _B5_DELTA)
+
+
+# C(a/sigma_A) changes sign once: negative (vacuous bound) below the root, positive above.
+_B5_C_ROOT = optimize.brentq(_b5_c, 1.0, 1e4, xtol=1e-10)
+_B5_C_POINTS = (0.5, 2.0, 8.0, 32.0, 0.98 * _B5_C_ROOT, 1.02 * _B5_C_ROOT, 128.0, 256.0)
+
+
+def _b5_c_exact(r, x):
+    """Pr[min_i A_bar_i1 >= C] = Pr[A_bar >= C]^m for x = e_1 (sigma_A = 1)."""
+    if x != "e1":
+        return None
+    c = _b5_c(r)
+    single = 1.0 if c <= 0 else max(0.0, special.ndtr(r) - special.ndtr(min(c, r)))
+    return single**_B5_M
+
+
+B5_CONSTANT_C = Claim(
+    id="huang.B5.constant_C",
+    paper="huang",
+    location="Lemma B.5, part 1 (the constant C)",
+    statement=(
+        "For x >= 0 with sum_j x_j = 1 and delta in (0, 1/10): Pr[for all i, (A_bar x)_i >= "
+        "sigma_A C] > 1 - delta with C = a^2/(6 sigma_A^2) - (2a^3/(9 sigma_A^3))^(1/2) "
+        "sqrt(log(m/delta)) - (2a/(3 sigma_A)) log(m/delta)."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=lambda rng, n, r, x: np.all(_b5_rows(rng, n, r, x) >= _b5_c(r), axis=1),
+            claimed=lambda r, x: 1 - _B5_DELTA,
+            points=tuple({"r": r, "x": x} for r in _B5_C_POINTS for x in ("e1", "uniform")),
+            relation=">=",
+            statistic="probability",
+            samples=_MC_SAMPLES // 2,
+            true_label=f"Pr[min_i (A_bar x)_i >= sigma_A C] (m = {_B5_M}, d = {_B5_D})",
+            claimed_label="1 - delta",
+            domain_param="r",
+            exact=_b5_c_exact,
+            labels={"r": _RA},
+        ),
+    ),
+    notes=(
+        "C <= 0 (the bound is vacuous since A_bar x >= 0) exactly where the claim holds: "
+        f"C turns positive at a/sigma_A = {_B5_C_ROOT:.4g} for m = {_B5_M}, delta = "
+        f"{_B5_DELTA}, and above it the probability drops to 0 (for x = e_1 to at most 2^-m)."
+    ),
+)
+
+
+def _b5_part2_sampler(rng, n, r, x):
+    floor = eq.lemma_b5_part2_floor(r, 1.0, _B5_M, _B5_DELTA)
+    return np.all(_b5_rows(rng, n, r, x) >= floor, axis=1)
+
+
+_B5_PART2_R = eq.LEMMA_B5_PART2_RATIO * math.log(_B5_M / _B5_DELTA)
+
+B5_PART2 = Claim(
+    id="huang.B5.part2",
+    paper="huang",
+    location="Lemma B.5, part 2",
+    statement=(
+        "If a/sigma_A >= 20 log(m/delta), then Pr[for all i, (A_bar x)_i >= "
+        "0.02 a^2/sigma_A] > 1 - delta."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_b5_part2_sampler,
+            claimed=lambda r, x: 1 - _B5_DELTA,
+            points=tuple(
+                {"r": f * _B5_PART2_R, "x": x} for f in (1.0, 2.0) for x in ("e1", "uniform")
+            ),
+            relation=">=",
+            statistic="probability",
+            samples=_MC_SAMPLES // 2,
+            true_label=f"Pr[min_i (A_bar x)_i >= 0.02 a^2/sigma_A] (m = {_B5_M})",
+            claimed_label="1 - delta",
+            labels={"r": _RA},
+        ),
+    ),
+    notes="0 <= (A_bar x)_i has mean at most sigma_A/sqrt(2 pi), far below the floor.",
+)
+
+CLAIMS = (
+    B1,
+    B2,
+    B2_MOMENTS,
+    B3,
+    B4,
+    B5_MEAN_STEP,
+    B5_MEAN,
+    B5_SECOND_MOMENT_STEP,
+    B5_SECOND_MOMENT,
+    B5_CONSTANT_C,
+    B5_PART2,
+)
