@@ -102,6 +102,74 @@ def priprune_finite_leakage():
     return FAILS if values[-1] > 30 and all(np.diff(values) > 0) else HOLDS
 
 
+def priprune_eq18_whitening():
+    # g = Sigma^(1/2) z with z ~ N(0, I_d): h(g) - h(z) = log det(Sigma)/2 (closed-form Gaussian
+    # entropies, Cover and Thomas Th. 8.4.1), claimed log|det Sigma^(-1/2)| = -log det(Sigma)/2.
+    # Sigma = diag(s^k) scaled so that det(Sigma)^(1/d) = s; equal only where det(Sigma) = 1.
+    d = 3
+
+    def h(log_det):
+        return 0.5 * (d * math.log(2 * math.pi * math.e) + log_det)
+
+    ok = []
+    for s in np.geomspace(1e-3, 1e3, 21):  # includes s = 1
+        log_det = d * math.log(s)
+        true = h(log_det) - h(0.0)
+        claimed = -0.5 * log_det
+        ok.append(math.isclose(true, claimed, rel_tol=1e-12, abs_tol=1e-12))
+    return _verdict(ok)
+
+
+def _mi_le_entropies_ok(sigma):
+    # X, N ~ N(0, sigma^2): I(X; X + N) = log(1 + 1)/2 nats; h(X) + h(X + N) by scipy.
+    mi = 0.5 * math.log(2)
+    entropies = stats.norm(scale=sigma).entropy() + stats.norm(scale=sigma * math.sqrt(2)).entropy()
+    return mi <= entropies
+
+
+MI_LE_ENTROPIES_EDGE = 1 / math.sqrt(2 * math.pi * math.e)
+"""h(X) + h(X + N) = log(2 pi e sigma^2) + log(2)/2 >= log(2)/2 iff sigma^2 >= 1/(2 pi e)."""
+
+
+def priprune_mi_le_entropies():
+    edge = MI_LE_ENTROPIES_EDGE
+    # true just inside the edge, false just outside (relative step 1e-6)
+    assert _mi_le_entropies_ok(edge * (1 + 1e-6)) and not _mi_le_entropies_ok(edge * (1 - 1e-6))
+    return _verdict([_mi_le_entropies_ok(s) for s in np.geomspace(1e-3, 1e3, 41)])
+
+
+def priprune_theorem1_gaussian():
+    # x ~ N(0, I_d / B) (Sigma = I, so Delta = log|det Sigma^(-1/2)| = 0), every coordinate
+    # kept (p = 0, d* = d = 8), released with noise N(0, s^2 I): I = (d/2) log2(1 + 1/(B s^2))
+    # bits. The theorem is about the noiseless release s -> 0, where I -> inf; at s = 1e-12
+    # the exact leakage already exceeds the finite bound for every B.
+    d, p = 8, 0.0
+    ok = []
+    for b in (1, 16, 256):
+        bound = 1 - (p - 1) / (2 * LN2) + 2 * math.log2(1 / b) + d * math.log2(2 * math.pi * math.e)
+        for s in (1e-12, 1e-9, 1e-6):
+            ok.append(d / 2 * math.log2(1 + 1 / (b * s**2)) <= bound)
+    return FAILS if not any(ok) else HOLDS
+
+
+def priprune_eq23_prunefl():
+    # Both sides of eq. (23) share every term but |P_bar u A|/(2 d ln 2) vs |P_bar|/(2 d ln 2);
+    # the sets are built explicitly, d = 1000, A drawn at random outside and inside P_bar.
+    d = 1000
+    rng = np.random.default_rng(23)
+    ok = []
+    for extra in np.linspace(0, 1, 11):
+        for kept in (0, 300, 900):
+            p_bar = set(range(kept))
+            outside = rng.permutation(np.arange(kept, d))[: round(extra * (d - kept))]
+            a = set(outside.tolist()) | set(rng.choice(max(kept, 1), size=min(kept, 5)).tolist())
+            lhs = len(p_bar | a) / (2 * d * LN2)
+            rhs = len(p_bar) / (2 * d * LN2)
+            ok.append(lhs <= rhs)
+    # fails unless A is contained in P_bar (extra = 0, or nothing left outside P_bar)
+    return _verdict([all(ok[i : i + 3]) for i in range(0, len(ok), 3)])
+
+
 # --- Huang et al. ----------------------------------------------------------------------
 
 A_GRID = np.geomspace(0.01, 30, 25)  # a / sigma, from near 0 to far in the tail
@@ -235,6 +303,10 @@ INDEPENDENT = {
     "priprune.eq17_scaling": priprune_eq17_scaling,
     "priprune.eq19_max_entropy": priprune_eq19_max_entropy,
     "priprune.finite_leakage": priprune_finite_leakage,
+    "priprune.eq18_whitening": priprune_eq18_whitening,
+    "priprune.mi_le_entropies": priprune_mi_le_entropies,
+    "priprune.theorem1_gaussian": priprune_theorem1_gaussian,
+    "priprune.eq23_prunefl": priprune_eq23_prunefl,
     "huang.A4": huang_a4,
     "huang.A5": huang_a5,
     "huang.A6": huang_a6,
@@ -257,3 +329,28 @@ def test_registry_verdict_agrees_with_an_independent_computation(claim_id):
     expected = INDEPENDENT[claim_id]()
     result = claims.run_claims([claims.get_claim(claim_id)], seed=0)[0]
     assert result.verdict == expected, result.summary
+
+
+def _registry_domain(claim_id):
+    """The (param, low, high) of the registry's holds-on-domain check of ``claim_id``."""
+    result = claims.run_claims([claims.get_claim(claim_id)], seed=0)[0]
+    assert result.verdict == HOLDS_ON_DOMAIN, result.summary
+    (domain,) = [c.numbers["domain"] for c in result.checks if c.verdict == HOLDS_ON_DOMAIN]
+    return domain["param"], domain["low"], domain["high"]
+
+
+# claim -> (parameter, which end of the registry's domain is the edge, the edge computed
+# here, relative tolerance); each tolerance is justified in the comment above its entry.
+DOMAIN_EDGES = {
+    # bisection in the registry resolves a grid edge to ~1e-9 relative; 1e-4 still fails a
+    # grid-spacing error (81 log points over 6 decades: 19 % steps)
+    "priprune.mi_le_entropies": ("sigma", "low", MI_LE_ENTROPIES_EDGE, 1e-4),
+}
+
+
+@pytest.mark.parametrize("claim_id", sorted(DOMAIN_EDGES))
+def test_registry_domain_edge_agrees_with_an_independent_computation(claim_id):
+    param, side, edge, rtol = DOMAIN_EDGES[claim_id]
+    found_param, low, high = _registry_domain(claim_id)
+    assert found_param == param
+    assert math.isclose({"low": low, "high": high}[side], edge, rel_tol=rtol), (low, high, edge)
