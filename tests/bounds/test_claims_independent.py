@@ -398,6 +398,119 @@ def huang_d3_proof():
     return _verdict(ok)
 
 
+# Lemmas B.1-B.4, D.1, D.2 ("with probability at most delta"): each probability is bounded
+# here by a rigorous tail bound written out in the test (Hoeffding, a sub-Gaussian MGF, the
+# exact Gaussian / chi-square tails, Chernoff for half-normal sums), over delta down to 1e-12
+# where a simulation cannot resolve it. The lemma holds at a point if the bound is <= delta.
+DELTAS = np.geomspace(1e-12, 0.099, 9)
+
+
+def huang_b1():
+    # u_i x_i in [-a|x_i|, a|x_i|], independent, mean 0: Hoeffding gives
+    # Pr[|<u, x>| >= t] <= 2 exp(-t^2 / (2 a^2 ||x||^2)),
+    # t = 10 ||x|| a (sqrt(a/sigma) + 1) log(1/delta); sigma = ||x|| = 1, r = a/sigma.
+    ok = []
+    for r in np.geomspace(1e-3, 1e3, 13):
+        for delta in DELTAS:
+            t_over_a = 10 * (math.sqrt(r) + 1) * math.log(1 / delta)  # ||x|| = 1
+            ok.append(math.log(2) - t_over_a**2 / 2 <= math.log(delta))
+    return _verdict(ok)
+
+
+def huang_b2():
+    # u = y 1{|y| <= a} is symmetric with |u| <= min(|y|, a), so E e^(lambda u) <=
+    # exp(lambda^2 s^2 / 2), s^2 = min(a^2, sigma^2) (cosh comparison / Hoeffding's lemma);
+    # (Ax)_i is then sub-Gaussian with proxy s^2 ||x||^2 and E exp(Z^2/(4 s^2)) <= sqrt(2), so
+    # Pr[||Ax||^2 >= T] <= 2^(m/2) exp(-T / (4 s^2)). The lower deviation is impossible:
+    # E||Ax||^2 <= m s^2 ||x||^2 < T. Here ||x|| = sigma = 1, T = 1000 m (1 + a^2) log^3(m/delta).
+    ok = []
+    for m in (1, 16, 128, 10_000):
+        for r in np.geomspace(1e-3, 1e3, 7):
+            for delta in DELTAS:
+                s2 = min(r**2, 1.0)
+                t = 1000 * m * (1 + r**2) * math.log(m / delta) ** 3
+                log_upper = m / 2 * math.log(2) - t / (4 * s2)
+                ok.append(m * s2 < t and log_upper <= math.log(delta))
+    return _verdict(ok)
+
+
+def huang_b3():
+    # <u, e> ~ N(0, sigma_1^2 ||e||^2) exactly: Pr = 2 Phi(-t/||e||), by scipy's logsf, for
+    # ||e||_inf from 1/sqrt(d) (flat e) to 1 (e = e_1), ||e||_2 = 1.
+    ok = []
+    for d in (1, 10, 1000, 10**6):
+        for delta in DELTAS:
+            lg = math.log(d / delta)
+            for e_inf in (1 / math.sqrt(d), 1.0):
+                t = 2 * math.sqrt(lg) + e_inf * lg**1.5
+                ok.append(math.log(2) + stats.norm.logsf(t) <= math.log(delta))
+    return _verdict(ok)
+
+
+def huang_b4():
+    # Given e, <u, e> ~ N(0, ||e||^2), ||e||^2 ~ chi^2_d (sigma_1 = sigma_2 = 1):
+    # Pr[|<u, e>| >= T] <= Pr[chi^2_d >= T] + 2 Phi(-sqrt(T)), T = 1e4 sqrt(d) log^2(d/delta).
+    ok = []
+    for d in (1, 8, 256, 10**6):
+        for delta in DELTAS:
+            t = 1e4 * math.sqrt(d) * math.log(d / delta) ** 2
+            log_p = np.logaddexp(
+                stats.chi2.logsf(t, d), math.log(2) + stats.norm.logsf(math.sqrt(t))
+            )
+            ok.append(log_p <= math.log(delta))
+    return _verdict(ok)
+
+
+def _half_normal_sum_log_tail(m, c):
+    """Chernoff: log Pr[sum_{i<=m} |g_i| >= c] <= min_l -l c + m log(2 e^(l^2/2) Phi(l))."""
+
+    def log_bound(lam):
+        return -lam * c + m * (math.log(2) + lam**2 / 2 + stats.norm.logcdf(lam))
+
+    return optimize.minimize_scalar(log_bound, bounds=(0.0, 50.0), method="bounded").fun
+
+
+HALF_NORMAL_MEAN = math.sqrt(2 / math.pi)  # E|g|, g ~ N(0, 1)
+
+
+def _d1_d2_ok(centred):
+    # Union bound over the d columns of the Chernoff tail of one column sum (sigma_A = 1);
+    # D.1 bounds the centred sum's excess over m + 4 sqrt(m) L^1.5, D.2 the sum itself.
+    ok = []
+    for m in (1, 8, 64, 512, 10**5):
+        for d in (1, 8, 1000):
+            for delta in DELTAS[::2]:
+                lg = math.log(m * d / delta)
+                c = m + 4 * math.sqrt(m) * lg**1.5 + (m * HALF_NORMAL_MEAN if centred else 0.0)
+                ok.append(math.log(d) + _half_normal_sum_log_tail(m, c) <= math.log(delta))
+    return _verdict(ok)
+
+
+def huang_d1():
+    return _d1_d2_ok(centred=True)
+
+
+def huang_d2():
+    # GS_1(f) <= max_k ||A_(*,k)||_1 (ReLU is 1-Lipschitz), a sum of m half-normals per column.
+    return _d1_d2_ok(centred=False)
+
+
+def huang_e3():
+    # E[max_k ||A_(*,k)||_1] / (m sigma_A) lies in [sqrt(2/pi), sqrt(2/pi) + sqrt(2 log(d)/m)]:
+    # Jensen below, Gaussian concentration (||.||_1 is sqrt(m)-Lipschitz) plus the maximal
+    # inequality above, so GS_1 = Theta(m sigma_A). Plain numpy Monte Carlo, d = 16, 300 draws,
+    # seed fixed; the window is widened by 4 standard errors of the mean.
+    d, n = 16, 300
+    rng = np.random.default_rng(3)
+    ok = []
+    for m in (16, 256, 2048):
+        ratio = np.abs(rng.standard_normal((n, m, d))).sum(axis=1).max(axis=1) / m
+        se = ratio.std(ddof=1) / math.sqrt(n)
+        upper = HALF_NORMAL_MEAN + math.sqrt(2 * math.log(d) / m)
+        ok.append(HALF_NORMAL_MEAN - 4 * se <= ratio.mean() <= upper + 4 * se)
+    return _verdict(ok)
+
+
 # --- Fed-LTP ---------------------------------------------------------------------------
 
 
@@ -473,6 +586,13 @@ INDEPENDENT = {
     "huang.E2.part2_max": huang_e2_part2_max,
     "huang.D3": huang_d3,
     "huang.D3.proof": huang_d3_proof,
+    "huang.B1": huang_b1,
+    "huang.B2": huang_b2,
+    "huang.B3": huang_b3,
+    "huang.B4": huang_b4,
+    "huang.D1": huang_d1,
+    "huang.D2": huang_d2,
+    "huang.E3": huang_e3,
     "fedltp.lemma1": fedltp_lemma1,
     "fedltp.definition4": fedltp_definition4,
     "fedltp.eq23.lemma1_step": fedltp_eq23_lemma1_step,
