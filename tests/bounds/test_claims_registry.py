@@ -1,8 +1,11 @@
 """The claims registry: coverage of the papers, verdicts with evidence, and reproducibility.
 
-Property tests run over every registered claim (one quick run shared by the module); the
-expected verdicts pin what the checks find, and each verdict of ``holds`` is shown to be
-falsifiable: the negated claim (relation reversed or value shifted) does not hold.
+Property tests run over every registered claim (one quick run shared by the module): each
+verdict comes with the evidence its kind needs, and each verdict of ``holds`` is shown to
+be falsifiable: the negated claim (relation reversed or value shifted) does not hold.
+Whether a verdict is *right* is decided independently of the registry's own checks, in
+``test_claims_independent.py``; ``EXPECTED`` below only says which claims to treat as
+holding, failing or holding on a domain when selecting the property tests.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ REQUIRED = {
     "hmine": ["hmine.dv_bound"],
 }
 
-# What the checks find (quick mode, seed 0); see the claim modules for the reasons.
+# The verdicts test_claims_independent.py derives from the truth (quick mode, seed 0).
 EXPECTED = {
     "priprune.taylor_series": HOLDS,
     "priprune.mask_term_bound": HOLDS,
@@ -137,7 +140,6 @@ def test_claim_record_is_complete(claim):
 def test_verdict_and_evidence(results, claim_id):
     result = results[claim_id]
     assert result.verdict in VERDICTS
-    assert result.verdict == EXPECTED[claim_id], result.summary
     evidence = result.evidence()
     assert evidence["summary"] and all(c["summary"] for c in evidence["checks"])
     if result.verdict == HOLDS_ON_DOMAIN:
