@@ -1,5 +1,8 @@
 r"""MINE and H-MINE: neural lower bounds on I(X; Y) (Donsker-Varadhan), with held-out CIs.
 
+(One module past 500 lines: the two estimators share the training loop, the held-out
+evaluation and the bootstrap, and differ only in the statistics network.)
+
 Both estimators maximise the Donsker-Varadhan (DV) lower bound over a statistics network
 ``T_phi`` (Belghazi et al., "MINE: Mutual Information Neural Estimation", ICML 2018,
 arXiv 1801.04062, eq. 5; Liu, Zhu, Wang and Xiao, "A quantitative metric for privacy
