@@ -23,7 +23,7 @@ def _fano_bits(m: int, p: float) -> float:
 
 
 def fano_lower_bound_bits(candidates: int, error_probability: float) -> float:
-    r"""Lower bound :math:`I(X; Y) \ge \log_2 M - h(P_e) - P_e\log_2(M - 1)` bits (at least 0).
+    r"""Lower bound :math:`I(X; Y) \ge \log_2 M - h(P_e) - P_e\log_2(M - 1)` bits.
 
     .. math::
 
@@ -36,7 +36,10 @@ def fano_lower_bound_bits(candidates: int, error_probability: float) -> float:
     binary entropy in bits. Assumptions: :math:`X` uniform on :math:`M` candidates (so
     :math:`H(X) = \log_2 M`), :math:`\hat X` any estimate computed from :math:`Y` only,
     :math:`P_e = \Pr[\hat X \ne X]` its **true** error probability. With a measured error
-    rate use :func:`fano_lower_confidence_bits`. :math:`M = 1` gives 0.
+    rate use :func:`fano_lower_confidence_bits`. :math:`M = 1` gives 0. The expression is
+    convex in :math:`P_e` with minimum 0 at :math:`P_e = (M-1)/M` (blind guessing); above
+    that it grows again (an attack that is wrong too often is informative, e.g.
+    :math:`M = 2`, :math:`P_e = 1` gives 1 bit). The clip at 0 only removes rounding.
 
     Parameters
     ----------
