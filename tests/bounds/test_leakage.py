@@ -224,6 +224,7 @@ def test_memory_stays_linear_in_the_candidates():
         ({"releases": np.zeros((0, 3))}, "'releases' parameter of exact_leakage must have at"),
         ({"noise_std": -0.1}, r"'noise_std' parameter of exact_leakage must be in \[0, inf\)"),
         ({"noise_std": math.nan}, "'noise_std' parameter of exact_leakage"),
+        ({"noise_std": 1e-300}, "'noise_std' parameter of exact_leakage is too small"),
         ({"samples": 1}, r"'samples' parameter of exact_leakage must be in \[2, "),
         ({"samples": 2.5}, "'samples' parameter of exact_leakage must be an integer"),
         ({"confidence": 1.0}, r"'confidence' parameter of exact_leakage must be in \(0, 1\)"),
