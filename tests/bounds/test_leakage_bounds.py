@@ -259,3 +259,29 @@ def test_theorem1_status_rejects_bad_arguments():
     ]:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+# --- every public number is a Python float (STYLE.md, point 2) -------------------------
+
+_RELEASES = np.array([[0.0, 1.0], [2.0, 0.5], [1.0, 1.0]])
+FLOAT_CALLS = {
+    "ceiling_bits": lambda: leakage.ceiling_bits(np.int64(8)),
+    "binary_channel_bits": lambda: leakage.binary_channel_bits(np.float32(1.0), 1.0),
+    "binary_channel_success": lambda: leakage.binary_channel_success(1.0, np.float64(1.0)),
+    "gaussian_channel_bound_bits": lambda: leakage.gaussian_channel_bound_bits(_RELEASES, 1.0),
+    "fano_lower_bound_bits": lambda: leakage.fano_lower_bound_bits(8, np.float64(0.2)),
+    "fano_lower_confidence_bits": lambda: leakage.fano_lower_confidence_bits(8, 3, 50),
+    "gaussian_mechanism_success_bound": lambda: leakage.gaussian_mechanism_success_bound(
+        8, 1.0, 1.0
+    ),
+    "max_pairwise_distance": lambda: leakage.max_pairwise_distance(_RELEASES),
+    "clopper_pearson_interval": lambda: leakage.clopper_pearson_interval(3, 10)[0],
+    "exact_leakage.bits": lambda: leakage.exact_leakage(_RELEASES, 1.0, samples=16).bits,
+    "exact_leakage.ci": lambda: leakage.exact_leakage(_RELEASES, 1.0, samples=16).ci_bits[1],
+    "exact_leakage.success": lambda: leakage.exact_leakage(_RELEASES, 0.0).bayes_success,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_CALLS))
+def test_public_numbers_are_python_floats(name):
+    assert type(FLOAT_CALLS[name]()) is float
