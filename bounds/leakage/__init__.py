@@ -1,0 +1,59 @@
+r"""Leakage of a finite candidate set through a noisy release, in bits: exact value and bounds.
+
+The secret :math:`X` is uniform on :math:`M` candidates (one release vector
+:math:`r_i\in\mathbb R^k` each, computed by ``sims``), the server sees
+:math:`Y = r_X + N(0, s^2 I_k)`. Everything here is in **bits** (one release, one round);
+probabilities are plain numbers in [0, 1]. Pure numpy/scipy: ``sims`` hands over the
+(M, k) array of releases.
+
+Modules (one idea each; every public name is re-exported here):
+
+- ``exact``: ``exact_leakage(releases, noise_std, *, samples, confidence, seed)`` ->
+  ``ExactLeakage``: :math:`I(X;Y) = \log_2 M - \mathbb E H(\text{posterior})` and the
+  Bayes-optimal success :math:`\mathbb E\max_j \pi_j`, Monte Carlo in log space with an
+  interval; exact for equal releases, :math:`s = 0` and :math:`M = 2`.
+- ``binary``: two candidates, the binary-input Gaussian channel by quadrature
+  (``binary_channel_bits``) and :math:`\Phi(d/(2s))` (``binary_channel_success``).
+- ``ceiling``: ``ceiling_bits(M, B)`` :math:`= B\log_2 M`, the secret's entropy bound.
+- ``gaussian_channel``: ``gaussian_channel_bound_bits``,
+  :math:`\tfrac12\log_2\det(I + \Sigma/s^2)` (maximum entropy; any release distribution).
+- ``reconstruction``: ``gaussian_mechanism_success_bound`` (Hayes et al. 2023, ReRo of
+  :math:`\mu`-GDP) and ``max_pairwise_distance`` (the sensitivity over candidates).
+- ``fano``: ``fano_lower_bound_bits`` (Fano's inequality) and
+  ``fano_lower_confidence_bits`` (at the worst point of the Clopper-Pearson interval).
+- ``intervals``: ``clopper_pearson_interval`` and the CLT interval of a mean.
+- ``status``: ``theorem1_status`` -> "valid" / "vacuous" / "violated".
+
+Order that must hold at every point (within intervals):
+``fano_lower_*`` :math:`\le` ``exact_leakage().bits`` :math:`\le`
+``min(ceiling_bits, gaussian_channel_bound_bits)``, and
+``exact_leakage().bayes_success`` :math:`\le` ``gaussian_mechanism_success_bound`` with
+``sensitivity = max_pairwise_distance(releases)``.
+"""
+
+from __future__ import annotations
+
+from bounds.leakage.binary import binary_channel_bits, binary_channel_success
+from bounds.leakage.ceiling import ceiling_bits
+from bounds.leakage.exact import ExactLeakage, exact_leakage
+from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
+from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
+from bounds.leakage.intervals import clopper_pearson_interval
+from bounds.leakage.reconstruction import gaussian_mechanism_success_bound, max_pairwise_distance
+from bounds.leakage.status import STATUSES, theorem1_status
+
+__all__ = [
+    "STATUSES",
+    "ExactLeakage",
+    "binary_channel_bits",
+    "binary_channel_success",
+    "ceiling_bits",
+    "clopper_pearson_interval",
+    "exact_leakage",
+    "fano_lower_bound_bits",
+    "fano_lower_confidence_bits",
+    "gaussian_channel_bound_bits",
+    "gaussian_mechanism_success_bound",
+    "max_pairwise_distance",
+    "theorem1_status",
+]

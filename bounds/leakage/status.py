@@ -1,0 +1,88 @@
+r"""Status of a claimed upper bound (PriPrune's Theorem 1) against what is known about I(X; Y)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+from bounds.validation import check_real
+
+STATUSES = ("valid", "vacuous", "violated")
+
+
+def _optional_limit(name, value, func):
+    if value is None:
+        return None
+    return check_real(name, value, func=func)
+
+
+def theorem1_status(
+    bound_bits: float,
+    *,
+    ceiling_bits: float,
+    exact_low_bits: float | None = None,
+    lower_bound_bits: float | None = None,
+) -> str:
+    r"""``"violated"``, ``"vacuous"`` or ``"valid"`` for a claimed upper bound on I(X; Y).
+
+    .. math::
+
+        L = \max(0, \text{exact\_low}, \text{lower\_bound});\quad
+        \text{status} = \begin{cases}
+            \text{violated} & \text{bound} < L \text{ (or NaN)},\\
+            \text{vacuous} & \text{bound} \ge \text{ceiling},\\
+            \text{valid} & \text{otherwise.}
+        \end{cases}
+
+    :math:`L` is the largest known lower limit of :math:`I(X; Y)` in bits: 0 always
+    (mutual information is non-negative, Cover & Thomas 2nd ed., Thm. 2.6.3), the lower
+    end of the exact value's confidence interval (``exact_low_bits``, from
+    :func:`bounds.leakage.exact_leakage`) and an attack's Fano lower bound
+    (``lower_bound_bits``, :func:`bounds.leakage.fano_lower_confidence_bits`). A bound
+    below :math:`L` is false at this point; one at or above the ceiling
+    (:func:`bounds.leakage.ceiling_bits`, the secret's entropy) says nothing; a
+    NaN bound (an undefined formula) or :math:`-\infty` bounds nothing and is
+    "violated"; :math:`+\infty` is "vacuous". Used for PriPrune's Theorem 1
+    (``bounds.priprune``, published and corrected), in bits per round.
+
+    Parameters
+    ----------
+    bound_bits : the claimed upper bound, bits (any float, NaN and infinities allowed).
+    ceiling_bits : the entropy ceiling, bits :math:`\ge 0`.
+    exact_low_bits : lower end of the exact leakage's interval, bits, or None.
+    lower_bound_bits : a lower bound from an attack (Fano), bits, or None.
+
+    Returns
+    -------
+    str, one of "valid", "vacuous", "violated".
+
+    Examples
+    --------
+    >>> theorem1_status(5.0, ceiling_bits=10.8, exact_low_bits=2.0)
+    'valid'
+    >>> theorem1_status(6036.0, ceiling_bits=10.8)
+    'vacuous'
+    >>> theorem1_status(-3946.0, ceiling_bits=10.8)
+    'violated'
+    """
+    func = "theorem1_status"
+    if isinstance(bound_bits, bool) or not isinstance(bound_bits, Real | np.number):
+        raise ValueError(
+            f"The 'bound_bits' parameter of {func} must be a real number (NaN and "
+            f"infinities allowed). Got {bound_bits!r} instead."
+        )
+    bound = float(bound_bits)
+    ceiling = check_real("ceiling_bits", ceiling_bits, func=func, low=0)
+    limits = [
+        0.0,
+        _optional_limit("exact_low_bits", exact_low_bits, func),
+        _optional_limit("lower_bound_bits", lower_bound_bits, func),
+    ]
+    lower = max(v for v in limits if v is not None)
+    if math.isnan(bound) or bound < lower:
+        return "violated"
+    if bound >= ceiling:
+        return "vacuous"
+    return "valid"
