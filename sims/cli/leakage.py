@@ -110,8 +110,13 @@ def run(args) -> int:
     records = run_leakage(config, ResultStore(results))
     if args.json:
         for record in records:
-            print(json.dumps({k: v for k, v in record.items() if k not in ("key", "config")}))
+            print(json.dumps(_public(record), sort_keys=True))
     else:
         print(format_table(records))
         print(f"Results: {results}")
     return 0
+
+
+def _public(record: dict) -> dict:
+    """The record without the store's bookkeeping (``key``, ``config``)."""
+    return {k: v for k, v in record.items() if k not in ("key", "config")}
