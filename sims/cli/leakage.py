@@ -84,6 +84,19 @@ def register(subparsers) -> None:
         default=defaults.stats_samples,
         help="per-sample gradients behind Theorem 1's d* and Delta (default: %(default)s)",
     )
+    parser.add_argument(
+        "--estimate-draws",
+        type=int,
+        default=defaults.estimate_draws,
+        help="(image, noisy release) pairs for KSG, MINE and H-MINE per (p, noise > 0); "
+        "0 skips them (default: %(default)s; use with small --candidates)",
+    )
+    parser.add_argument(
+        "--estimate-steps",
+        type=int,
+        default=defaults.estimate_steps,
+        help="Adam steps of MINE and H-MINE (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--device", default=defaults.device, help="auto, cpu, cuda or cuda:N")
     parser.add_argument(
@@ -103,6 +116,8 @@ def run(args) -> int:
         attack_targets=args.attack_targets,
         attack_iterations=args.iterations,
         stats_samples=args.stats_samples,
+        estimate_draws=args.estimate_draws,
+        estimate_steps=args.estimate_steps,
         seed=args.seed,
         device=args.device,
     )

@@ -19,7 +19,9 @@ For each pruning rate ``p`` and noise ``s`` one record holds, all in bits:
   where the release's gradient is taken), labelled valid / vacuous / violated;
 * SGI and GI on ``attack_targets`` noisy releases: the attacker names the candidate
   nearest (L2) to its reconstruction; the Clopper-Pearson upper limit of the error
-  gives Fano's lower bound on ``I(X; Y)``.
+  gives Fano's lower bound on ``I(X; Y)``;
+* optionally (``estimate_draws > 0``, small ``M``) KSG, MINE and H-MINE estimates of the
+  same ``I(X; Y)`` from draws of ``(X, Y)``.
 
 Records go to a :class:`sims.core.store.ResultStore`, keyed by a fingerprint of the
 fields that change the numbers (the grid of ``p`` and ``s`` excepted: every ``(p, s)``
@@ -28,6 +30,7 @@ draws its own noise from a seed of its own, so adding a noise level resumes).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -38,6 +41,8 @@ from tqdm.auto import tqdm
 from bounds import priprune
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device, resolve_device
+from estimators.ksg import ksg_mutual_information
+from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
 from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack_batched, sgi_attack_batched
 from sims.core.gradstats import gradient_statistics, per_sample_gradients
 from sims.core.runtime import fingerprint, seeded
@@ -107,6 +112,11 @@ class LeakageConfig:
             (squared-L2 matching as :meth:`sims.attacks.AttackConfig.dlg`; few by default).
         stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
             ``Delta`` of Theorem 1, in [2, candidates].
+        estimate_draws: pairs (image, noisy release) drawn per (p, s > 0) for the KSG,
+            MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
+            small ``candidates``: the projected release has up to ``candidates - 1``
+            dimensions.
+        estimate_steps: Adam steps of MINE and H-MINE, >= 1.
         client_lr: the client's learning rate r of eq. (1), > 0 (PriPrune uses 0.25).
         seed: seeds the model, the masks, the candidate order, targets, noise, attacks.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (resolved at run time).
@@ -121,6 +131,8 @@ class LeakageConfig:
     attack_targets: int = 16
     attack_iterations: int = 50
     stats_samples: int = 256
+    estimate_draws: int = 0
+    estimate_steps: int = 500
     client_lr: float = 0.25
     seed: int = 0
     device: str = "auto"
@@ -145,6 +157,9 @@ class LeakageConfig:
         check_int("attack_targets", self.attack_targets, func=func, low=1)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
         check_int("stats_samples", self.stats_samples, func=func, low=2, high=self.candidates)
+        if self.estimate_draws != 0:
+            check_int("estimate_draws", self.estimate_draws, func=func, low=16)
+        check_int("estimate_steps", self.estimate_steps, func=func, low=1)
         check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
         check_int("seed", self.seed, func=func, low=0)
         check_device(self.device, func=func)
@@ -262,6 +277,47 @@ def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int)
     return successes
 
 
+def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dict:
+    """KSG, MINE and H-MINE estimates of ``I(X; Y)`` in bits, each ``{"bits", "ci_bits"}``.
+
+    ``config.estimate_draws`` pairs: ``X`` the image (uniform over the candidates), ``Y``
+    the noisy release in an orthonormal basis of the centred releases' span. The part
+    of ``Y`` orthogonal to that span is noise independent of ``X``, and isotropic noise
+    stays ``N(0, s^2 I)`` in an orthonormal basis, so the projection is a sufficient
+    statistic and ``I(X; Y)`` is unchanged; it is drawn directly in the span. KSG gives
+    no interval (``None``); MINE and H-MINE their bootstrap interval. All ``None`` when
+    the estimates are off or ``s = 0`` (a discrete release: these estimators assume a
+    density).
+    """
+    config = world.config
+    if config.estimate_draws == 0 or s == 0:
+        return dict.fromkeys(("ksg", "mine", "hmine"))
+    centred = releases - releases.mean(dim=0)
+    _, singular, basis = torch.linalg.svd(centred, full_matrices=False)
+    rank = int((singular > singular[0] * max(centred.shape) * 2.2e-16).sum())
+    projected = centred @ basis[:rank].T
+    generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "estimates"))
+    index = torch.randint(config.candidates, (config.estimate_draws,), generator=generator)
+    noise = torch.randn((config.estimate_draws, rank), generator=generator, dtype=torch.float64)
+    y = (projected[index] + s * noise).numpy()
+    x = world.images[index.to(world.device)].reshape(config.estimate_draws, -1).cpu().numpy()
+    train = DVTrainingConfig(
+        steps=config.estimate_steps,
+        batch_size=min(256, config.estimate_draws // 2),
+        confidence=CONFIDENCE,
+    )
+    options = {"config": train, "seed": config.seed, "device": world.device}
+    fits = {
+        "mine": mine_estimate(x, y, **options),
+        "hmine": hmine_estimate(x[:, None], y, **options),
+    }
+    bits = {"ksg": {"bits": ksg_mutual_information(x, y) / math.log(2), "ci_bits": None}}
+    for name, fit in fits.items():
+        ci = [fit.ci_low / math.log(2), fit.ci_high / math.log(2)]
+        bits[name] = {"bits": fit.value / math.log(2), "ci_bits": ci}
+    return bits
+
+
 def _record(world: _World, p: float, s: float) -> dict:
     from bounds import leakage
 
@@ -308,7 +364,7 @@ def _record(world: _World, p: float, s: float) -> dict:
         "fano_lower_bits": fano,
         "attack_targets": trials,
         "attack_success": {name: hits / trials for name, hits in successes.items()},
-        "estimates_bits": {"ksg": None, "mine": None, "hmine": None},
+        "estimates_bits": _estimates(world, releases, p, s),
     }
 
 

@@ -73,6 +73,12 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
             1798,
             r"'stats_samples' parameter of LeakageConfig must be in \[2, 1797\]",
         ),
+        (
+            "estimate_draws",
+            8,
+            r"'estimate_draws' parameter of LeakageConfig must be in \[16, inf\)",
+        ),
+        ("estimate_steps", 0, "'estimate_steps' parameter"),
         ("client_lr", 0.0, "'client_lr' parameter"),
         ("seed", -1, "'seed' parameter"),
         ("device", "gpu:x", "'device' parameter of LeakageConfig"),

@@ -68,3 +68,17 @@ def test_rerun_reads_records_back(tmp_path, capsys):
     main(argv)
     assert capsys.readouterr().out == first
     assert len((tmp_path / "leakage.jsonl").read_text().splitlines()) == 2
+
+
+def test_estimates_are_bits_with_intervals_and_none_without_noise(tmp_path, capsys):
+    # 48 draws and 5 Adam steps: a smoke run of the plumbing (units, intervals, the
+    # s = 0 rule), not of the estimators' accuracy.
+    argv = ["leakage", *ARGS, "--estimate-draws", "48", "--estimate-steps", "5", "--json"]
+    main([*argv, "--out", str(tmp_path)])
+    silent, noisy = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert silent["estimates_bits"] == {"ksg": None, "mine": None, "hmine": None}
+    ksg = noisy["estimates_bits"]["ksg"]
+    assert ksg["ci_bits"] is None and 0 <= ksg["bits"] <= 64 * 64
+    for name in ("mine", "hmine"):
+        low, high = noisy["estimates_bits"][name]["ci_bits"]
+        assert low <= noisy["estimates_bits"][name]["bits"] <= high
