@@ -1,0 +1,421 @@
+"""Bounds and attacks on one axis: the exact leakage of a real pruned update, in bits.
+
+Issue 12. The secret ``X`` is one client image (B = 1) drawn uniformly from ``M``
+candidate digits; the release ``Y`` is what the server sees of one FedSGD round,
+the kept coordinates of ``w_hat = m ⊙ (w - lr g(m ⊙ w))`` (PriPrune eq. (1),
+:func:`sims.fl.client.client_update`), plus Gaussian noise ``N(0, s^2 I)`` in the units of
+the weights (``s = 0``: plain FedSGD). The mask is random, drawn from the seed before any
+data are seen, so which coordinates are kept is public and carries no information about
+``X``: the release is the vector of kept coordinates alone.
+
+For each pruning rate ``p`` and noise ``s`` one record holds, all in bits:
+
+* the ceiling ``log2 M`` and the exact ``I(X; Y)`` with its Monte Carlo interval and the
+  Bayes-optimal identification success (:func:`bounds.leakage.exact_leakage` on the
+  ``M`` release vectors of :func:`release_vectors`);
+* the Gaussian-channel upper bound (``s > 0``);
+* PriPrune's Theorem 1 as published and corrected, ``d*`` and ``Delta`` estimated from
+  ``stats_samples`` per-sample gradients of the kept coordinates at ``m ⊙ w`` (the point
+  where the release's gradient is taken), labelled valid / vacuous / violated;
+* SGI and GI on ``attack_targets`` noisy releases: the attacker names the candidate
+  nearest (L2) to its reconstruction; the Clopper-Pearson upper limit of the error
+  gives Fano's lower bound on ``I(X; Y)``;
+* optionally (``estimate_draws > 0``, small ``M``) KSG, MINE and H-MINE estimates of the
+  same ``I(X; Y)`` from draws of ``(X, Y)``.
+
+Records go to a :class:`sims.core.store.ResultStore`, keyed by a fingerprint of the
+fields that change the numbers (the grid of ``p`` and ``s`` excepted: every ``(p, s)``
+draws its own noise from a seed of its own, so adding a noise level resumes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from bounds import priprune
+from bounds.validation import check_choice, check_int, check_real
+from estimators.device import check_device, resolve_device
+from estimators.ksg import ksg_mutual_information
+from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
+from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack_batched, sgi_attack_batched
+from sims.core.gradstats import gradient_statistics, per_sample_gradients
+from sims.core.runtime import fingerprint, seeded
+from sims.core.store import ResultStore
+from sims.data.datasets import load_digits_dataset
+from sims.models import conv_net
+from sims.pruning.mask import Mask, random_mask
+
+ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
+DATASETS = ("digits",)
+#: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
+CONFIDENCE = 0.95
+
+
+def release_vectors(
+    model: nn.Module,
+    global_params: Mapping[str, torch.Tensor],
+    mask: Mask,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    lr: float,
+    chunk_size: int = 256,
+) -> torch.Tensor:
+    """The kept coordinates of every candidate's one-step update, float64 ``(M, k)`` on CPU.
+
+    Row ``i`` is ``w_hat`` of :func:`sims.fl.client.client_update` (``gradient_at="masked"``,
+    one step) on the batch ``images[i:i+1]``, restricted to the ``k = mask.num_kept()``
+    kept coordinates in the mask's (``named_parameters``) order:
+    ``w_kept - lr * g_kept(m ⊙ w, x_i)``. The per-sample gradients are computed with
+    ``torch.func.vmap`` (:func:`sims.core.gradstats.per_sample_gradients`) ``chunk_size``
+    candidates at a time, in the model's dtype on its device, so this equals ``M`` calls
+    of ``client_update`` up to the round-off of batched kernels; the result goes to the
+    host in float64 for :mod:`bounds`. Pruned coordinates are omitted: with a
+    data-independent mask they are 0 in every release and public.
+
+    B = 1 only (one candidate per release); B > 1 is not supported yet.
+    """
+    func = "release_vectors"
+    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    chunk_size = check_int("chunk_size", chunk_size, func=func, low=1)
+    point = mask.apply(global_params)
+    keep = mask.flatten().to(images.device)
+    w_kept = torch.cat([t.detach().reshape(-1) for t in global_params.values()])[keep]
+    rows = []
+    for x, y in zip(images.split(chunk_size), labels.split(chunk_size), strict=True):
+        g = per_sample_gradients(model, point, x, y, mask=mask)
+        rows.append((w_kept - lr * g).to("cpu", torch.float64))
+    return torch.cat(rows)
+
+
+@dataclass(frozen=True)
+class LeakageConfig:
+    """One leakage study: the candidate set, the model, the grid of ``p`` and ``s``.
+
+    Attributes:
+        dataset: candidate images; ``"digits"`` (the 1,797 8x8 digits of the demo).
+        rates: base pruning rates p, each in [0, 1] (one random mask per p).
+        noise_stds: standard deviations s >= 0 of the Gaussian noise added to the kept
+            coordinates, in the units of the weights.
+        batch_size: client batch size B; only 1 is supported yet.
+        candidates: M, the first M digits of a seeded permutation, >= 2.
+        samples: Monte Carlo draws of the exact leakage, >= 2.
+        attack_targets: targets drawn uniformly (with replacement) from the candidates
+            and attacked per (p, s) with SGI and GI, >= 1.
+        attack_iterations: iterations of the batched L-BFGS of each attack, >= 1
+            (squared-L2 matching as :meth:`sims.attacks.AttackConfig.dlg`; few by default).
+        stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
+            ``Delta`` of Theorem 1, in [2, candidates].
+        estimate_draws: pairs (image, noisy release) drawn per (p, s > 0) for the KSG,
+            MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
+            small ``candidates``: the projected release has up to ``candidates - 1``
+            dimensions.
+        estimate_steps: Adam steps of MINE and H-MINE, >= 1.
+        client_lr: the client's learning rate r of eq. (1), > 0 (PriPrune uses 0.25).
+        seed: seeds the model, the masks, the candidate order, targets, noise, attacks.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (resolved at run time).
+    """
+
+    dataset: str = "digits"
+    rates: tuple[float, ...] = (0.5,)
+    noise_stds: tuple[float, ...] = (0.0, 0.01, 0.1)
+    batch_size: int = 1
+    candidates: int = 1797
+    samples: int = 4096
+    attack_targets: int = 16
+    attack_iterations: int = 50
+    stats_samples: int = 256
+    estimate_draws: int = 0
+    estimate_steps: int = 500
+    client_lr: float = 0.25
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        func = "LeakageConfig"
+        check_choice("dataset", self.dataset, func=func, choices=DATASETS)
+        for name in ("rates", "noise_stds"):
+            if not getattr(self, name):
+                raise ValueError(f"The '{name}' parameter of {func} must not be empty.")
+        for p in self.rates:
+            check_real("rates", p, func=func, low=0, high=1)
+        for s in self.noise_stds:
+            check_real("noise_stds", s, func=func, low=0)
+        if self.batch_size != 1:
+            raise ValueError(
+                f"The 'batch_size' parameter of {func} must be 1 (B > 1 is not supported "
+                f"yet). Got {self.batch_size!r} instead."
+            )
+        check_int("candidates", self.candidates, func=func, low=2)
+        check_int("samples", self.samples, func=func, low=2)
+        check_int("attack_targets", self.attack_targets, func=func, low=1)
+        check_int("attack_iterations", self.attack_iterations, func=func, low=1)
+        check_int("stats_samples", self.stats_samples, func=func, low=2, high=self.candidates)
+        if self.estimate_draws != 0:
+            check_int("estimate_draws", self.estimate_draws, func=func, low=16)
+        check_int("estimate_steps", self.estimate_steps, func=func, low=1)
+        check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
+        check_int("seed", self.seed, func=func, low=0)
+        check_device(self.device, func=func)
+
+    def fingerprint(self) -> str:
+        """Hash of the fields that change a record (not the grid, not the device)."""
+        return fingerprint(asdict(self), exclude=("rates", "noise_stds"))
+
+
+def _job_key(config_fingerprint: str, p: float, s: float) -> str:
+    return f"{config_fingerprint}/p={p:g}/noise={s:g}"
+
+
+def _seed_of(*parts) -> int:
+    """A 63-bit seed of its own for each (seed, p, s, use), stable across grids."""
+    return int(fingerprint({"parts": list(parts)}), 16) % 2**63
+
+
+class _World:
+    """The model, candidates, targets and per-p releases one configuration shares."""
+
+    def __init__(self, config: LeakageConfig):
+        self.config = config
+        self.device = resolve_device(config.device)
+        data = load_digits_dataset()
+        if config.candidates > len(data):
+            raise ValueError(
+                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(data)}] "
+                f"for {config.dataset}. Got {config.candidates} instead."
+            )
+        with seeded(config.seed):
+            self.model = conv_net(
+                in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL
+            ).to(self.device)
+        self.params = {n: t.detach() for n, t in self.model.named_parameters()}
+        self.num_classes = data.num_classes
+        generator = torch.Generator().manual_seed(config.seed)
+        order = torch.randperm(len(data), generator=generator)[: config.candidates]
+        self.images = data.images[order].to(self.device)
+        self.labels = data.labels[order].to(self.device)
+        self.targets = torch.randint(
+            config.candidates, (config.attack_targets,), generator=generator
+        )
+        self._per_p: dict[float, tuple[Mask, torch.Tensor, dict]] = {}
+
+    def at_rate(self, p: float) -> tuple[Mask, torch.Tensor, dict]:
+        """(mask, release vectors, Theorem 1 fields) of rate ``p``, computed once."""
+        if p not in self._per_p:
+            config = self.config
+            mask = random_mask(self.params, p, seed=config.seed).to(self.device)
+            releases = release_vectors(
+                self.model, self.params, mask, self.images, self.labels, lr=config.client_lr
+            )
+            self._per_p[p] = (mask, releases, self._theorem1(mask, p))
+        return self._per_p[p]
+
+    def _theorem1(self, mask: Mask, p: float) -> dict:
+        n = self.config.stats_samples
+        stats = gradient_statistics(
+            self.model, mask.apply(self.params), self.images[:n], self.labels[:n], mask=mask
+        )
+        inputs = {"p": p, "B": 1, "d_star": stats.d_star, "delta": stats.delta}
+        return {
+            "kept": stats.d,
+            "stats_samples": stats.n_samples,
+            "d_star": stats.d_star,
+            "delta_nats": stats.delta,
+            "theorem1_published_bits": float(priprune.single_round_bound(**inputs, unit="bits")),
+            "theorem1_corrected_bits": float(
+                priprune.single_round_bound_corrected(
+                    d=sum(t.numel() for t in self.params.values()), **inputs, unit="bits"
+                )
+            ),
+        }
+
+    def sent(self, mask: Mask, release: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The upload the server sees: ``release`` on the kept coordinates, 0 elsewhere."""
+        keep = mask.flatten()
+        reference = next(iter(self.params.values()))
+        flat = torch.zeros(keep.numel(), dtype=reference.dtype, device=self.device)
+        flat[keep] = release.to(self.device, reference.dtype)
+        sizes = [t.numel() for t in self.params.values()]
+        return {
+            name: chunk.reshape(t.shape)
+            for (name, t), chunk in zip(self.params.items(), flat.split(sizes), strict=True)
+        }
+
+
+def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int) -> dict:
+    """Targets identified by SGI and GI: the reconstruction's nearest candidate (L2)."""
+    config = world.config
+    sent = [world.sent(mask, row) for row in noisy]
+    attack_config = AttackConfig.dlg(
+        optimizer="lbfgs_backtracking",
+        iterations=config.attack_iterations,
+        label_mode="idlg",
+        device=str(world.device),
+    )
+    candidates = world.images.reshape(config.candidates, -1).cpu()
+    successes = {}
+    for name, attack in ATTACKS.items():
+        results = attack(
+            world.model,
+            world.params,
+            sent,
+            lr=config.client_lr,
+            batch_shape=(1, *world.images.shape[1:]),
+            num_classes=world.num_classes,
+            config=attack_config,
+            seeds=[(seed + k) % 2**63 for k in range(len(sent))],
+        )
+        found = torch.stack([r.images.reshape(-1) for r in results])
+        named = torch.cdist(found.double(), candidates.double()).argmin(dim=1)
+        successes[name] = int((named == world.targets).sum())
+    return successes
+
+
+def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dict:
+    """KSG, MINE and H-MINE estimates of ``I(X; Y)`` in bits, each ``{"bits", "ci_bits"}``.
+
+    ``config.estimate_draws`` pairs: ``X`` the image (uniform over the candidates), ``Y``
+    the noisy release in an orthonormal basis of the centred releases' span. The part
+    of ``Y`` orthogonal to that span is noise independent of ``X``, and isotropic noise
+    stays ``N(0, s^2 I)`` in an orthonormal basis, so the projection is a sufficient
+    statistic and ``I(X; Y)`` is unchanged; it is drawn directly in the span. KSG gives
+    no interval (``None``); MINE and H-MINE their bootstrap interval. All ``None`` when
+    the estimates are off or ``s = 0`` (a discrete release: these estimators assume a
+    density).
+    """
+    config = world.config
+    if config.estimate_draws == 0 or s == 0:
+        return dict.fromkeys(("ksg", "mine", "hmine"))
+    centred = releases - releases.mean(dim=0)
+    _, singular, basis = torch.linalg.svd(centred, full_matrices=False)
+    rank = int((singular > singular[0] * max(centred.shape) * 2.2e-16).sum())
+    projected = centred @ basis[:rank].T
+    generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "estimates"))
+    index = torch.randint(config.candidates, (config.estimate_draws,), generator=generator)
+    noise = torch.randn((config.estimate_draws, rank), generator=generator, dtype=torch.float64)
+    y = (projected[index] + s * noise).numpy()
+    x = world.images[index.to(world.device)].reshape(config.estimate_draws, -1).cpu().numpy()
+    train = DVTrainingConfig(
+        steps=config.estimate_steps,
+        batch_size=min(256, config.estimate_draws // 2),
+        confidence=CONFIDENCE,
+    )
+    options = {"config": train, "seed": config.seed, "device": world.device}
+    fits = {
+        "mine": mine_estimate(x, y, **options),
+        "hmine": hmine_estimate(x[:, None], y, **options),
+    }
+    bits = {"ksg": {"bits": ksg_mutual_information(x, y) / math.log(2), "ci_bits": None}}
+    for name, fit in fits.items():
+        ci = [fit.ci_low / math.log(2), fit.ci_high / math.log(2)]
+        bits[name] = {"bits": fit.value / math.log(2), "ci_bits": ci}
+    return bits
+
+
+def _record(world: _World, p: float, s: float) -> dict:
+    from bounds import leakage
+
+    config = world.config
+    mask, releases, theorem1 = world.at_rate(p)
+    releases_np = releases.numpy()
+    ceiling = leakage.ceiling_bits(config.candidates, batch_size=1)
+    exact = leakage.exact_leakage(
+        releases_np, s, samples=config.samples, confidence=CONFIDENCE, seed=config.seed
+    )
+    generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "noise"))
+    clean = releases[world.targets]
+    noisy = clean + s * torch.randn(clean.shape, generator=generator, dtype=torch.float64)
+    successes = _attack_successes(world, mask, noisy, _seed_of(config.seed, p, s, "attack"))
+    trials = config.attack_targets
+    fano = {}
+    for name, hits in successes.items():
+        _, error_high = leakage.clopper_pearson_interval(trials - hits, trials, CONFIDENCE)
+        fano[name] = float(leakage.fano_lower_bound_bits(config.candidates, error_high))
+    gaussian = leakage.gaussian_channel_bound_bits(releases_np, s) if s > 0 else None
+    status = {
+        kind: leakage.theorem1_status(
+            theorem1[f"theorem1_{kind}_bits"],
+            ceiling_bits=ceiling,
+            exact_low_bits=exact.ci_bits[0],
+            lower_bound_bits=max(fano.values()),
+        )
+        for kind in ("published", "corrected")
+    }
+    return {
+        "p": p,
+        "noise_std": s,
+        "candidates": config.candidates,
+        "distinct": exact.distinct,
+        "ceiling_bits": float(ceiling),
+        "exact_bits": float(exact.bits),
+        "exact_ci_bits": [float(v) for v in exact.ci_bits],
+        "exact_is_exact": bool(exact.exact),
+        "bayes_success": float(exact.bayes_success),
+        "bayes_success_ci": [float(v) for v in exact.bayes_success_ci],
+        "gaussian_bound_bits": None if gaussian is None else float(gaussian),
+        **theorem1,
+        "theorem1_status": status,
+        "fano_lower_bits": fano,
+        "attack_targets": trials,
+        "attack_success": {name: hits / trials for name, hits in successes.items()},
+        "estimates_bits": _estimates(world, releases, p, s),
+    }
+
+
+def run_leakage(
+    config: LeakageConfig, store: ResultStore | None = None, *, progress: bool | None = None
+) -> list[dict]:
+    """One record per (p, s) of ``config``, in grid order (module docstring).
+
+    With ``store``, finished (p, s) are read back instead of recomputed and new records
+    are appended as they finish (resume). ``progress=None`` shows a bar only on a terminal.
+    """
+    fp = config.fingerprint()
+    grid = [(p, s) for p in config.rates for s in config.noise_stds]
+    done = {}
+    if store is not None:
+        done = {r["key"]: r for r in store.records() if r.get("config") == fp}
+    todo = [(p, s) for p, s in grid if _job_key(fp, p, s) not in done]
+    if todo:
+        world = _World(config)
+        bar = tqdm(
+            todo, desc="leakage", unit="job", disable=None if progress is None else not progress
+        )
+        for p, s in bar:
+            key = _job_key(fp, p, s)
+            done[key] = {"key": key, "config": fp, **_record(world, p, s)}
+            if store is not None:
+                store.append(done[key])
+    return [done[_job_key(fp, p, s)] for p, s in grid]
+
+
+def _bits(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def format_table(records: list[dict]) -> str:
+    """Plain-text table, one line per (p, s), every quantity in bits (success in [0, 1])."""
+    lines = [
+        f"{'p':>5} {'s':>7} {'M':>5} {'ceiling':>7} {'exact [95% CI]':>21} {'Bayes':>5} "
+        f"{'Gauss':>8} {'T1 published':>20} {'T1 corrected':>20} {'Fano SGI/GI':>11} "
+        f"{'SGI/GI success':>14}"
+    ]
+    for r in records:
+        lo, hi = r["exact_ci_bits"]
+        status = r["theorem1_status"]
+        lines.append(
+            f"{r['p']:>5.2f} {r['noise_std']:>7.3g} {r['candidates']:>5d} "
+            f"{r['ceiling_bits']:>7.2f} {r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] "
+            f"{r['bayes_success']:>5.2f} {_bits(r['gaussian_bound_bits']):>8} "
+            f"{r['theorem1_published_bits']:>10.1f} {status['published']:>9} "
+            f"{r['theorem1_corrected_bits']:>10.1f} {status['corrected']:>9} "
+            f"{r['fano_lower_bits']['sgi']:>5.2f}/{r['fano_lower_bits']['gi']:<5.2f} "
+            f"{r['attack_success']['sgi']:>6.2f}/{r['attack_success']['gi']:<6.2f}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""The torch side of the leakage study: release vectors, configuration, command line.
+
+Needs no :mod:`bounds.leakage`; the study's numbers are checked in
+``test_leakage_end_to_end.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+import pytest
+import torch
+
+from sims.cli import build_parser
+from sims.experiments.leakage import LeakageConfig, release_vectors, run_leakage
+from sims.fl.client import client_update
+from sims.pruning.mask import random_mask
+
+
+def _slow_releases(model, params, mask, images, labels, lr):
+    """One client_update per candidate, kept coordinates only: the obvious reference."""
+    keep = mask.flatten()
+    rows = []
+    for i in range(images.shape[0]):
+        sent = client_update(model, params, mask, images[i : i + 1], labels[i : i + 1], lr=lr)
+        flat = torch.cat([t.reshape(-1) for t in sent.values()])
+        assert not bool(flat[~keep].any()), "a pruned coordinate of w_hat is not 0"
+        rows.append(flat[keep])
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 0.9])
+def test_release_vectors_equal_a_loop_of_client_update(model, digits, p):
+    # float64 model and data: the batched (vmap, chunked) and the looped gradients differ
+    # only by the round-off of different kernels, ~1e-16 relative; 1e-12 leaves room for
+    # accumulation over the 64-wide fc layer and still catches any wrong coordinate,
+    # order, sign, evaluation point or learning rate (all O(1e-3) or larger).
+    model64 = copy.deepcopy(model).double()
+    params = {n: t.detach() for n, t in model64.named_parameters()}
+    mask = random_mask(params, p, seed=3)
+    images, labels = digits.images[:7].double(), digits.labels[:7]
+    fast = release_vectors(model64, params, mask, images, labels, lr=0.25, chunk_size=3)
+    slow = _slow_releases(model64, params, mask, images, labels, lr=0.25)
+    assert fast.dtype == torch.float64 and fast.device.type == "cpu"
+    assert fast.shape == (7, mask.num_kept())
+    torch.testing.assert_close(fast, slow, rtol=1e-12, atol=1e-12)
+
+
+def test_release_vectors_reject_bad_options(model, weights, digits):
+    mask = random_mask(weights, 0.5, seed=0)
+    x, y = digits.images[:2], digits.labels[:2]
+    with pytest.raises(ValueError, match="'lr' parameter of release_vectors"):
+        release_vectors(model, weights, mask, x, y, lr=0.0)
+    with pytest.raises(ValueError, match="'chunk_size' parameter of release_vectors"):
+        release_vectors(model, weights, mask, x, y, lr=0.25, chunk_size=0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("dataset", "mnist", "'dataset' parameter of LeakageConfig must be one of 'digits'"),
+        ("rates", (), "'rates' parameter of LeakageConfig must not be empty"),
+        ("rates", (0.5, 1.5), r"'rates' parameter of LeakageConfig must be in \[0, 1\]"),
+        ("noise_stds", (-0.1,), r"'noise_stds' parameter of LeakageConfig must be in \[0, inf\)"),
+        ("batch_size", 2, "'batch_size' parameter of LeakageConfig must be 1 .*not supported"),
+        ("candidates", 1, r"'candidates' parameter of LeakageConfig must be in \[2, inf\)"),
+        ("samples", 1, r"'samples' parameter of LeakageConfig must be in \[2, inf\)"),
+        ("attack_targets", 0, "'attack_targets' parameter"),
+        ("attack_iterations", 0, "'attack_iterations' parameter"),
+        (
+            "stats_samples",
+            1798,
+            r"'stats_samples' parameter of LeakageConfig must be in \[2, 1797\]",
+        ),
+        (
+            "estimate_draws",
+            8,
+            r"'estimate_draws' parameter of LeakageConfig must be in \[16, inf\)",
+        ),
+        ("estimate_steps", 0, "'estimate_steps' parameter"),
+        ("client_lr", 0.0, "'client_lr' parameter"),
+        ("seed", -1, "'seed' parameter"),
+        ("device", "gpu:x", "'device' parameter of LeakageConfig"),
+    ],
+)
+def test_config_errors_name_field_range_and_value(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        replace(LeakageConfig(), **{field: value})
+
+
+def test_fingerprint_ignores_grid_and_device_only():
+    base = LeakageConfig()
+    assert base.fingerprint() == replace(base, rates=(0.1, 0.9), noise_stds=(1.0,)).fingerprint()
+    assert base.fingerprint() == replace(base, device="cpu").fingerprint()
+    assert base.fingerprint() != replace(base, seed=1).fingerprint()
+    assert base.fingerprint() != replace(base, candidates=100, stats_samples=64).fingerprint()
+
+
+def test_more_candidates_than_the_dataset_is_a_value_error():
+    config = LeakageConfig(candidates=1798, stats_samples=2, device="cpu")
+    with pytest.raises(ValueError, match=r"'candidates' .* \[2, 1797\] for digits. Got 1798"):
+        run_leakage(config, progress=False)
+
+
+def test_command_options_reach_the_config():
+    args = build_parser().parse_args(
+        ["leakage", "--p", "0.1", "0.5", "--noise", "0", "0.2", "--candidates", "9", "--json"]
+    )
+    assert args.rates == [0.1, 0.5] and args.noise == [0.0, 0.2] and args.candidates == 9
+    assert args.json and str(args.out) == "pruneleak-out/leakage"
+    defaults = build_parser().parse_args(["leakage"])
+    assert (defaults.candidates, defaults.batch_size, defaults.json) == (1797, 1, False)
