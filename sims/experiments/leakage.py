@@ -38,7 +38,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from bounds import priprune
+from bounds import leakage, priprune
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.ksg import ksg_mutual_information
@@ -319,8 +319,6 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
 
 
 def _record(world: _World, p: float, s: float) -> dict:
-    from bounds import leakage
-
     config = world.config
     mask, releases, theorem1 = world.at_rate(p)
     releases_np = releases.numpy()
@@ -335,8 +333,9 @@ def _record(world: _World, p: float, s: float) -> dict:
     trials = config.attack_targets
     fano = {}
     for name, hits in successes.items():
-        _, error_high = leakage.clopper_pearson_interval(trials - hits, trials, CONFIDENCE)
-        fano[name] = float(leakage.fano_lower_bound_bits(config.candidates, error_high))
+        fano[name] = leakage.fano_lower_confidence_bits(
+            config.candidates, trials - hits, trials, CONFIDENCE
+        )
     gaussian = leakage.gaussian_channel_bound_bits(releases_np, s) if s > 0 else None
     status = {
         kind: leakage.theorem1_status(

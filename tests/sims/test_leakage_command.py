@@ -1,6 +1,5 @@
 """``pruneleak leakage --json`` on a tiny candidate set: keys, the order of the bounds, resume.
 
-Needs :mod:`bounds.leakage` (exact leakage, ceiling, Gaussian and Fano bounds).
 """
 
 from __future__ import annotations
@@ -8,11 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-pytest.importorskip(
-    "bounds.leakage",
-    reason="bounds.leakage (the exact-leakage math of issue 12) is not merged yet",
-)
 
 from sims.cli import main
 
