@@ -82,6 +82,20 @@ def check_int(
     return value
 
 
+def check_open_unit(name: str, value, *, func: str) -> float:
+    """Return ``value`` as a float strictly inside (0, 1) (a confidence level, a rate that
+    may be neither 0 nor 1), else raise ValueError.
+
+    Examples
+    --------
+    >>> check_open_unit("confidence", 0.95, func="f")
+    0.95
+    """
+    return check_real(
+        name, value, func=func, low=0, high=1, low_inclusive=False, high_inclusive=False
+    )
+
+
 def check_choice(name: str, value, *, func: str, choices) -> str:
     """Return ``value`` if it is one of ``choices``, else raise ValueError listing them.
 

@@ -52,7 +52,7 @@ from scipy import special
 from bounds.leakage._releases import centred, distinct_rows, release_matrix
 from bounds.leakage.binary import binary_channel_bits, binary_channel_success
 from bounds.leakage.intervals import mean_interval
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_int, check_open_unit, check_real
 
 METHODS = ("auto", "monte_carlo")
 # Floats per chunk of draws, over the (chunk, k) noise and the (chunk, M) logits: 16 MiB.
@@ -182,15 +182,7 @@ def exact_leakage(
     r = release_matrix(releases, func)
     s = check_real("noise_std", noise_std, func=func, low=0)
     n = check_int("samples", samples, func=func, low=2, high=_MAX_SAMPLES)
-    conf = check_real(
-        "confidence",
-        confidence,
-        func=func,
-        low=0,
-        high=1,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    conf = check_open_unit("confidence", confidence, func=func)
     seed = check_int("seed", seed, func=func, low=0)
     method = check_choice("method", method, func=func, choices=METHODS)
     m = r.shape[0]

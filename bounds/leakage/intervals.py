@@ -7,19 +7,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from bounds.validation import check_int, check_real
-
-
-def _confidence(confidence, func):
-    return check_real(
-        "confidence",
-        confidence,
-        func=func,
-        low=0,
-        high=1,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+from bounds.validation import check_int, check_open_unit
 
 
 def clopper_pearson_interval(
@@ -57,7 +45,7 @@ def clopper_pearson_interval(
     func = "clopper_pearson_interval"
     n = check_int("trials", trials, func=func, low=1)
     x = check_int("successes", successes, func=func, low=0, high=n)
-    alpha = 1.0 - _confidence(confidence, func)
+    alpha = 1.0 - check_open_unit("confidence", confidence, func=func)
     low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
     high = 1.0 if x == n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
     return low, high

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import rankdata
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_int, check_open_unit
 from sims.sweep.grid import SweepConfig
 from sims.sweep.job import job_key
 from sims.sweep.panels import panel_axis, x_value
@@ -107,15 +107,7 @@ def stratified_bootstrap_spearman(
     """
     func = "stratified_bootstrap_spearman"
     n_resamples = check_int("n_resamples", n_resamples, func=func, low=1)
-    confidence = check_real(
-        "confidence",
-        confidence,
-        func=func,
-        low=0,
-        high=1,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    confidence = check_open_unit("confidence", confidence, func=func)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     strata = np.asarray(strata)
     if x.ndim != 1 or x.shape != y.shape or strata.shape != x.shape or x.size < 2:

@@ -26,7 +26,7 @@ from bounds.claims.checks.results import (
     fmt,
     fmt_point,
 )
-from bounds.validation import check_choice, check_real
+from bounds.validation import check_choice, check_open_unit
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float) -> tuple[float, float]:
@@ -84,15 +84,7 @@ class MonteCarloCheck:
         check_choice(
             "statistic", self.statistic, func=func, choices=("probability", "mean", "estimate")
         )
-        check_real(
-            "confidence",
-            self.confidence,
-            func=func,
-            low=0,
-            high=1,
-            low_inclusive=False,
-            high_inclusive=False,
-        )
+        check_open_unit("confidence", self.confidence, func=func)
         if not self.points:
             raise ValueError("MonteCarloCheck needs at least one point.")
 
