@@ -161,7 +161,30 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
         ylim=(-0.02, 1.02),
         title="Identification success",
     )
-    ax.legend(fontsize="x-small", loc="best")
+    # compact legend below the panel: colour is s, line style is the quantity
+    from matplotlib.lines import Line2D
+
+    legend = [
+        Line2D([], [], color=c, marker="s", linestyle="none", label=f"s = {s:g}")
+        for c, s in zip(colours, groups, strict=True)
+    ]
+    legend += [
+        Line2D([], [], color="dimgrey", linestyle=style, marker=marker, label=label)
+        for label, style, marker in (
+            ("Bayes-optimal (95% CI band)", "-", "o"),
+            ("SGI attack", "--", "v"),
+            ("GI attack", ":", "^"),
+        )
+    ]
+    legend.append(Line2D([], [], color="grey", linewidth=1, label="chance 1/M"))
+    ax.legend(
+        handles=legend,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.15),
+        ncol=2,
+        fontsize="x-small",
+        frameon=False,
+    )
 
 
 def plot_leakage_bits(records: Sequence[dict]):
@@ -192,7 +215,7 @@ def plot_leakage_bits(records: Sequence[dict]):
     groups = _by_noise(records)
     sns.set_theme(style="whitegrid", context="notebook")
     n = len(groups)
-    fig = plt.figure(figsize=(4.2 * (n + 1), 4.8))
+    fig = plt.figure(figsize=(4.4 * (n + 1), 6.0))
     bit_axes = [fig.add_subplot(1, n + 1, 1)]
     bit_axes += [fig.add_subplot(1, n + 1, i + 1, sharey=bit_axes[0]) for i in range(1, n)]
     for ax, (s, rows) in zip(bit_axes, groups.items(), strict=True):
@@ -218,7 +241,8 @@ def plot_leakage_bits(records: Sequence[dict]):
         list(handles.values()),
         list(handles),
         loc="lower center",
-        ncol=5,
+        bbox_to_anchor=(n / (n + 1) / 2, 0),
+        ncol=4,
         fontsize="small",
         frameon=False,
     )
@@ -227,5 +251,5 @@ def plot_leakage_bits(records: Sequence[dict]):
         f"Leakage of one target digit drawn from M = {m} candidates through one pruned "
         "FedSGD update, in bits"
     )
-    fig.tight_layout(rect=(0, 0.14, 1, 0.96))
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.3, top=0.86, wspace=0.3)
     return fig
