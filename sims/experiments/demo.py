@@ -152,6 +152,7 @@ class DemoConfig:
                 raise ValueError("The 'noise_stds' parameter of DemoConfig must not be empty.")
             for s in self.noise_stds:
                 check_real("noise_stds", s, func=func, low=0)
+            # 1797: the embedded digits (the leakage study checks again against the data)
             check_int("candidates", self.candidates, func=func, low=2, high=1797)
             check_int("leakage_samples", self.leakage_samples, func=func, low=2)
             check_int("leakage_targets", self.leakage_targets, func=func, low=1)
