@@ -11,11 +11,18 @@ For each base pruning rate ``p`` the demo
    mask-aware) and scores the reconstruction with NMI (beside its chance level) and PSNR;
 4. estimates ``d*`` and ``Delta`` of the per-sample gradient covariance over the kept
    coordinates (:func:`sims.core.gradstats.gradient_statistics`) and evaluates Theorem 1 as
-   published and corrected (:mod:`bounds.priprune`).
+   published and corrected (:mod:`bounds.priprune`);
+5. on the same model, masks, learning rate and seed, runs the leakage study of issue 12
+   (:func:`sims.experiments.leakage.run_leakage`, B = 1) on ``leakage_rates`` and
+   ``noise_stds``: the exact ``I(X; Y)`` of a target drawn uniformly from ``candidates``
+   digits, its ceiling, the Gaussian-channel bound, Theorem 1 with its status and the
+   Fano lower bounds of SGI and GI, all in bits (:func:`run_demo_leakage`).
 
 Each finished job appends one record to a :class:`sims.core.store.ResultStore`; keys carry a
 fingerprint of the configuration, so a rerun of the same configuration resumes and a
-changed configuration never mixes with old records.
+changed configuration never mixes with old records. The leakage part writes its records
+(one per (p, s), keyed by the fingerprint of its :class:`LeakageConfig`) to the same
+store, so it resumes too; its settings are not part of the attack jobs' fingerprint.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
+from sims.experiments.leakage import LeakageConfig, run_leakage
 from sims.fl.client import client_update
 from sims.models import conv_net
 from sims.pruning.mask import magnitude_mask, random_mask
@@ -48,6 +56,20 @@ logger = logging.getLogger(__name__)
 DEFAULT_RATES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 ATTACKS = {"sgi": sgi_attack, "gi": gi_attack}
 PRUNING = ("random", "magnitude")
+#: Pruning rates of the leakage part (a subset of DEFAULT_RATES, chosen for time).
+DEFAULT_LEAKAGE_RATES = (0.0, 0.3, 0.5, 0.7, 0.9, 0.99)
+#: s = 0.1 leaves about log2 10 bits (the label) at every p on this model; 0.001 and 0.01
+#: show where pruning and noise cut the leakage.
+DEFAULT_NOISE_STDS = (0.0, 0.001, 0.01)
+#: DemoConfig fields of the leakage part only: left out of the attack jobs' fingerprint.
+LEAKAGE_FIELDS = (
+    "leakage_rates",
+    "noise_stds",
+    "candidates",
+    "leakage_samples",
+    "leakage_targets",
+    "leakage_iterations",
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +90,15 @@ class DemoConfig:
         nmi_levels: quantisation levels of NMI on [0, 1].
         seed: seeds the model, masks, targets and attacks.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``.
+        leakage_rates: pruning rates of the leakage part, each in [0, 1]; ``()`` skips it.
+            It needs ``batch_size == 1`` and ``pruning == "random"`` (the leakage study's
+            secret is one image, its mask data-independent).
+        noise_stds: noise standard deviations s >= 0 of the leakage part (units of the
+            weights; 0 is plain FedSGD).
+        candidates: M, candidate digits of the leakage part, in [2, 1797].
+        leakage_samples: Monte Carlo draws of the exact leakage per (p, s), >= 2.
+        leakage_targets: targets attacked per (p, s) for the Fano bounds, >= 1.
+        leakage_iterations: batched L-BFGS iterations of those attacks, >= 1.
     """
 
     pruning_rates: tuple[float, ...] = DEFAULT_RATES
@@ -81,6 +112,12 @@ class DemoConfig:
     nmi_levels: int = 256
     seed: int = 0
     device: str = "auto"
+    leakage_rates: tuple[float, ...] = DEFAULT_LEAKAGE_RATES
+    noise_stds: tuple[float, ...] = DEFAULT_NOISE_STDS
+    candidates: int = 1797
+    leakage_samples: int = 1024
+    leakage_targets: int = 16
+    leakage_iterations: int = 50
 
     def __post_init__(self) -> None:
         func = "DemoConfig"
@@ -101,10 +138,52 @@ class DemoConfig:
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_int("seed", self.seed, func=func, low=0)
         check_device(self.device, func=func)
+        for p in self.leakage_rates:
+            check_real("leakage_rates", p, func=func, low=0, high=1)
+        if self.leakage_rates:
+            if self.batch_size != 1 or self.pruning != "random":
+                raise ValueError(
+                    "The 'leakage_rates' parameter of DemoConfig must be empty (no leakage "
+                    "part, --no-leakage) unless batch_size == 1 and pruning == 'random'. Got "
+                    f"{self.leakage_rates!r} with batch_size={self.batch_size!r}, "
+                    f"pruning={self.pruning!r}."
+                )
+            if not self.noise_stds:
+                raise ValueError("The 'noise_stds' parameter of DemoConfig must not be empty.")
+            for s in self.noise_stds:
+                check_real("noise_stds", s, func=func, low=0)
+            # 1797: the embedded digits (the leakage study checks again against the data)
+            check_int("candidates", self.candidates, func=func, low=2, high=1797)
+            check_int("leakage_samples", self.leakage_samples, func=func, low=2)
+            check_int("leakage_targets", self.leakage_targets, func=func, low=1)
+            check_int("leakage_iterations", self.leakage_iterations, func=func, low=1)
 
     def fingerprint(self) -> str:
-        """Short hash of everything that changes the numbers (the device does not)."""
-        return fingerprint(asdict(self))
+        """Short hash of what changes the attack jobs' numbers (not the device, not the
+        leakage part, which :meth:`leakage_config` fingerprints)."""
+        return fingerprint(asdict(self), exclude=LEAKAGE_FIELDS)
+
+    def leakage_config(self) -> LeakageConfig | None:
+        """The leakage part as a :class:`LeakageConfig` on the demo's model, masks (random,
+        seeded like the attack jobs'), learning rate, seed and device; None without it.
+
+        Theorem 1's ``d*`` and ``Delta`` come from ``min(stats_samples, candidates)``
+        per-sample gradients of the candidates (the leakage study's convention).
+        """
+        if not self.leakage_rates:
+            return None
+        return LeakageConfig(
+            rates=self.leakage_rates,
+            noise_stds=self.noise_stds,
+            candidates=self.candidates,
+            samples=self.leakage_samples,
+            attack_targets=self.leakage_targets,
+            attack_iterations=self.leakage_iterations,
+            stats_samples=min(self.stats_samples, self.candidates),
+            client_lr=self.client_lr,
+            seed=self.seed,
+            device=self.device,
+        )
 
 
 @dataclass(frozen=True)
@@ -251,6 +330,18 @@ def run_demo(config: DemoConfig, store: ResultStore, *, progress: bool | None = 
             )
             store.append({"key": job.key(fingerprint), "config": fingerprint, **record})
     return [r for r in store.records() if r.get("config") == fingerprint]
+
+
+def run_demo_leakage(
+    config: DemoConfig, store: ResultStore, *, progress: bool | None = None
+) -> list[dict]:
+    """The leakage part: :func:`sims.experiments.leakage.run_leakage` of
+    :meth:`DemoConfig.leakage_config` into ``store`` (finished (p, s) are read back); one
+    record per (p, s) in grid order, ``[]`` when the configuration has no leakage part."""
+    leakage_config = config.leakage_config()
+    if leakage_config is None:
+        return []
+    return run_leakage(leakage_config, store, progress=progress)
 
 
 def summarize(records: list[dict]) -> dict[str, list[dict]]:

@@ -1,4 +1,4 @@
-"""The demo sweep: records, resume after a kill, table and figure."""
+"""The demo sweep: records, resume after a kill, tables and both figures."""
 
 import json
 import signal
@@ -7,11 +7,30 @@ import sys
 import time
 from collections import Counter
 
+import matplotlib.pyplot as plt
 import pytest
+import torch
 
 import sims.cli
 from sims.core.store import ResultStore
-from sims.experiments.demo import DemoConfig, format_table, plot_demo, run_demo, summarize
+from sims.experiments.demo import (
+    LEAKAGE_FIELDS,
+    DemoConfig,
+    _DemoWorld,
+    format_table,
+    plot_demo,
+    run_demo,
+    summarize,
+)
+from sims.experiments.leakage import _World
+from sims.plots.leakage import plot_leakage_bits
+
+#: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s.
+TINY_LEAKAGE = [
+    "--leakage-rates", "0.5", "--noise", "0", "0.01", "--candidates", "8", "--samples", "16",
+    "--leakage-targets", "2", "--leakage-iterations", "1",
+]  # fmt: skip
+FIGURES = ("demo_leakage_bits", "demo_bound_vs_nmi")
 
 TINY = {
     "pruning_rates": (0.0, 0.9),
@@ -73,6 +92,7 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
         "2",
         "--iterations",
         "15",
+        *TINY_LEAKAGE,
         "--no-figure",
     ]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -88,7 +108,7 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
     assert 3 <= len(before) < 3 * (1 + 2 * 2)
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, timeout=500)
     keys = [record["key"] for record in ResultStore(results).records()]
-    assert len(keys) == 3 * (1 + 2 * 2)
+    assert len(keys) == 3 * (1 + 2 * 2) + 2  # attack jobs, then the leakage part's (p, s)
     assert len(set(keys)) == len(keys)
     assert keys[: len(before)] == before  # finished records kept, in place
 
@@ -107,17 +127,194 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))  # the others are not needed
     argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
-    assert sims.cli.main([*argv, *options]) == 0
-    names = ("demo.jsonl", "demo_bound_vs_nmi.png", "demo_bound_vs_nmi.pdf")
+    assert sims.cli.main([*argv, *TINY_LEAKAGE, *options]) == 0
+    names = ("demo.jsonl", *(f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")))
     assert files_under(tmp_path) == {f"{out}/{name}" for name in names}
-    assert f"Results: {out}/demo.jsonl" in capsys.readouterr().out
-    kinds = Counter(r["kind"] for r in ResultStore(tmp_path / out / "demo.jsonl").records())
-    assert kinds == {"bound": 1, "attack": 2}
+    printed = capsys.readouterr().out
+    assert f"Results: {out}/demo.jsonl" in printed
+    assert "exact [95% CI]" in printed  # the leakage part's table
+    results = tmp_path / out / "demo.jsonl"
+    records = list(ResultStore(results).records())
+    kinds = Counter(r.get("kind", "leakage") for r in records)
+    assert kinds == {"bound": 1, "attack": 2, "leakage": 2}
+    leaks = [r for r in records if "kind" not in r]
+    assert [(r["p"], r["noise_std"], r["candidates"]) for r in leaks] == [
+        (0.5, 0, 8),
+        (0.5, 0.01, 8),
+    ]
+    before = results.read_text()
+    rerun = [*argv, *TINY_LEAKAGE, *options, "--no-figure"]
+    assert sims.cli.main(rerun) == 0  # resumes: nothing appended, the leakage part included
+    assert results.read_text() == before
+
+
+def test_no_leakage_skips_the_leakage_part_and_its_figure(tmp_path, monkeypatch):
+    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))
+    argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
+    assert sims.cli.main([*argv, "--no-leakage", "--out", str(tmp_path)]) == 0
+    assert files_under(tmp_path) == {
+        "demo.jsonl",
+        "demo_bound_vs_nmi.png",
+        "demo_bound_vs_nmi.pdf",
+    }
+    assert all("kind" in r for r in ResultStore(tmp_path / "demo.jsonl").records())
+
+
+def test_leakage_part_settings_leave_the_attack_jobs_fingerprint_alone():
+    # Old demo stores (written before the leakage part existed) resume: the leakage
+    # fields are not hashed into the attack jobs' keys, and every one of them is a field.
+    base = DemoConfig(**TINY)
+    assert set(LEAKAGE_FIELDS) <= set(base.__dataclass_fields__)
+    changed = DemoConfig(
+        **TINY,
+        leakage_rates=(0.2,),
+        noise_stds=(0.5,),
+        candidates=9,
+        leakage_samples=7,
+        leakage_targets=3,
+        leakage_iterations=2,
+    )
+    assert changed.fingerprint() == base.fingerprint()
+    assert changed.leakage_config().fingerprint() != base.leakage_config().fingerprint()
+    assert DemoConfig(**{**TINY, "seed": 4}).fingerprint() != base.fingerprint()
+    assert DemoConfig(**TINY, leakage_rates=()).leakage_config() is None
+
+
+def test_leakage_part_studies_the_demo_model_and_masks():
+    config = DemoConfig(**TINY, leakage_rates=(0.5,), candidates=8)
+    leakage_config = config.leakage_config()
+    assert leakage_config.rates == (0.5,) and leakage_config.candidates == 8
+    assert leakage_config.stats_samples == min(TINY["stats_samples"], 8)
+    assert (leakage_config.seed, leakage_config.client_lr) == (config.seed, config.client_lr)
+    demo, study = _DemoWorld(config), _World(leakage_config)
+    for name, weight in demo.params.items():
+        torch.testing.assert_close(study.params[name], weight, rtol=0, atol=0)
+    assert study.at_rate(0.5)[0].equals(demo.mask(0.5))
+    assert study.at_rate(0.5)[0].num_kept() < demo.mask(0.0).num_kept()  # 0.5 really prunes
+
+
+def _record(p, s, *, exact, published, corrected, status, gaussian=None, estimates=None):
+    return {
+        "p": p,
+        "noise_std": s,
+        "candidates": 64,
+        "ceiling_bits": 6.0,
+        "exact_bits": exact,
+        "exact_ci_bits": [exact - 0.1, exact + 0.2],
+        "bayes_success": exact / 6.0,
+        "bayes_success_ci": [exact / 6.0 - 0.05, exact / 6.0 + 0.01],
+        "gaussian_bound_bits": gaussian,
+        "theorem1_published_bits": published,
+        "theorem1_corrected_bits": corrected,
+        "theorem1_status": status,
+        "fano_lower_bits": {"sgi": exact - 1.0, "gi": exact - 2.5},
+        "attack_success": {"sgi": 0.75 * p, "gi": 0.5 * p},
+        "estimates_bits": estimates or {"ksg": None, "mine": None, "hmine": None},
+    }
+
+
+def _constructed_records():
+    v, u, x = "valid", "vacuous", "violated"
+    return [
+        # out of grid order on purpose: the figure sorts by p within each s
+        _record(0.5, 0.0, exact=6.0, published=6000.0, corrected=-3900.0,
+                status={"published": u, "corrected": x}),
+        _record(0.0, 0.0, exact=5.9, published=5000.0, corrected=4.0,
+                status={"published": u, "corrected": x}),
+        _record(0.9, 0.0, exact=5.0, published=7000.0, corrected=5.5,
+                status={"published": u, "corrected": v}),
+        _record(0.0, 0.01, exact=3.0, published=5000.0, corrected=2.0, gaussian=40.0,
+                status={"published": u, "corrected": x},
+                estimates={"ksg": {"bits": 2.5, "ci_bits": None}, "mine": None, "hmine": None}),
+        _record(0.5, 0.01, exact=2.0, published=4.0, corrected=-10.0, gaussian=30.0,
+                status={"published": v, "corrected": x},
+                estimates={"ksg": {"bits": 1.5, "ci_bits": None}, "mine": None, "hmine": None}),
+    ]  # fmt: skip
+
+
+def _lines(fig) -> dict[str, tuple[list, list]]:
+    found = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_gid():
+                assert line.get_gid() not in found, f"two lines named {line.get_gid()}"
+                found[line.get_gid()] = (list(line.get_xdata()), list(line.get_ydata()))
+    return found
+
+
+def test_leakage_figure_draws_every_quantity_from_the_records():
+    records = _constructed_records()
+    fig = plot_leakage_bits(records)
+    lines = _lines(fig)
+    drawn = set()
+    for s in (0.0, 0.01):
+        rows = sorted((r for r in records if r["noise_std"] == s), key=lambda r: r["p"])
+        ps = [r["p"] for r in rows]
+        expected = {
+            "ceiling": [r["ceiling_bits"] for r in rows],
+            "exact": [r["exact_bits"] for r in rows],
+            "fano_sgi": [r["fano_lower_bits"]["sgi"] for r in rows],
+            "fano_gi": [r["fano_lower_bits"]["gi"] for r in rows],
+            "theorem1_published": [r["theorem1_published_bits"] for r in rows],
+            "theorem1_corrected": [r["theorem1_corrected_bits"] for r in rows],
+            "bayes_success": [r["bayes_success"] for r in rows],
+            "attack_success_sgi": [r["attack_success"]["sgi"] for r in rows],
+            "attack_success_gi": [r["attack_success"]["gi"] for r in rows],
+        }
+        if s > 0:
+            expected["gaussian_bound"] = [r["gaussian_bound_bits"] for r in rows]
+            expected["estimate_ksg"] = [r["estimates_bits"]["ksg"]["bits"] for r in rows]
+        for name, values in expected.items():
+            assert lines[f"{name}/s={s:g}"] == (ps, values), name
+            drawn.add(f"{name}/s={s:g}")
+        # the status markers: each Theorem 1 point exactly once, under its record's status
+        for kind in ("published", "corrected"):
+            for status in ("valid", "vacuous", "violated"):
+                want = [
+                    (r["p"], r[f"theorem1_{kind}_bits"])
+                    for r in rows
+                    if r["theorem1_status"][kind] == status
+                ]
+                gid = f"theorem1_{kind}/{status}/s={s:g}"
+                assert list(zip(*lines.get(gid, ([], [])), strict=True)) == want, gid
+                if want:
+                    drawn.add(gid)
+        # the bands are the records' intervals
+        for band, field in (
+            ("exact_ci", "exact_ci_bits"),
+            ("bayes_success_ci", "bayes_success_ci"),
+        ):
+            (collection,) = [c for a in fig.axes for c in a.collections
+                             if c.get_gid() == f"{band}/s={s:g}"]  # fmt: skip
+            # the band's outline at each p is that record's interval (and only that)
+            outline = collection.get_paths()[0].vertices
+            for r in rows:
+                at_p = {float(y) for x, y in outline if x == r["p"]}
+                assert at_p == set(r[field]), (band, r["p"])
+    # nothing drawn that the records lack: no Gaussian bound at s = 0, no MINE at all
+    assert drawn | {"chance"} == set(lines)
+    assert lines["chance"][1] == [1 / 64] * 3
+    bit_axes = [a for a in fig.axes if a.get_yscale() == "symlog"]
+    assert len(bit_axes) == 2 and len(fig.axes) == 3
+    plt.close(fig)
+
+
+def test_leakage_figure_rejects_no_records():
+    with pytest.raises(ValueError, match="records"):
+        plot_leakage_bits([])
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
     [
+        ("leakage_rates", (1.5,)),
+        ("noise_stds", (-0.1,)),
+        ("noise_stds", ()),
+        ("candidates", 1),
+        ("candidates", 1798),
+        ("leakage_samples", 1),
+        ("leakage_targets", 0),
+        ("leakage_iterations", 0),
         ("pruning_rates", (1.5,)),
         ("pruning_rates", (-0.1,)),
         ("pruning_rates", ()),
@@ -132,3 +329,10 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
 def test_bad_configuration_is_a_clear_value_error(field, value):
     with pytest.raises(ValueError, match=field):
         DemoConfig(**{field: value})
+
+
+@pytest.mark.parametrize("changes", [{"batch_size": 2}, {"pruning": "magnitude"}])
+def test_leakage_part_needs_one_image_and_random_pruning(changes):
+    with pytest.raises(ValueError, match=r"'leakage_rates'.*--no-leakage"):
+        DemoConfig(**changes)
+    assert DemoConfig(**changes, leakage_rates=()).leakage_config() is None
