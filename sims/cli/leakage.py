@@ -82,7 +82,7 @@ def register(subparsers) -> None:
         "--stats-samples",
         type=int,
         default=defaults.stats_samples,
-        help="per-sample gradients behind Theorem 1's d* and Delta (default: %(default)s)",
+        help="per-sample gradients behind Theorem 1's d* and Delta (default: min(256, M))",
     )
     parser.add_argument(
         "--estimate-draws",

@@ -111,7 +111,8 @@ class LeakageConfig:
         attack_iterations: iterations of the batched L-BFGS of each attack, >= 1
             (squared-L2 matching as :meth:`sims.attacks.AttackConfig.dlg`; few by default).
         stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
-            ``Delta`` of Theorem 1, in [2, candidates].
+            ``Delta`` of Theorem 1, in [2, candidates]; None (default): min(256,
+            candidates).
         estimate_draws: pairs (image, noisy release) drawn per (p, s > 0) for the KSG,
             MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
             small ``candidates``: the projected release has up to ``candidates - 1``
@@ -130,7 +131,7 @@ class LeakageConfig:
     samples: int = 4096
     attack_targets: int = 16
     attack_iterations: int = 50
-    stats_samples: int = 256
+    stats_samples: int | None = None
     estimate_draws: int = 0
     estimate_steps: int = 500
     client_lr: float = 0.25
@@ -156,6 +157,8 @@ class LeakageConfig:
         check_int("samples", self.samples, func=func, low=2)
         check_int("attack_targets", self.attack_targets, func=func, low=1)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
+        if self.stats_samples is None:
+            object.__setattr__(self, "stats_samples", min(256, self.candidates))
         check_int("stats_samples", self.stats_samples, func=func, low=2, high=self.candidates)
         if self.estimate_draws != 0:
             check_int("estimate_draws", self.estimate_draws, func=func, low=16)

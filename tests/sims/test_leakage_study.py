@@ -111,3 +111,9 @@ def test_command_options_reach_the_config():
     assert args.json and str(args.out) == "pruneleak-out/leakage"
     defaults = build_parser().parse_args(["leakage"])
     assert (defaults.candidates, defaults.batch_size, defaults.json) == (1797, 1, False)
+
+
+def test_default_stats_samples_fit_a_small_candidate_set():
+    # min(256, M): the default must not reject M < 256 (it used to, with 256 fixed)
+    assert LeakageConfig(candidates=32, device="cpu").stats_samples == 32
+    assert LeakageConfig(device="cpu").stats_samples == 256
