@@ -1,4 +1,4 @@
-"""Image data sets and their split across federated-learning clients.
+"""Image data sets: the embedded digits and loaders of the standard file formats.
 
 An :class:`ImageDataset` holds the whole data set on CPU as float32 images in [0, 1]
 (shape ``(N, C, H, W)``) and int64 labels. Loaders are registered by name in
@@ -6,15 +6,8 @@ An :class:`ImageDataset` holds the whole data set on CPU as float32 images in [0
 the embedded scikit-learn ``digits`` and, from files in their standard formats
 (:mod:`sims.data.formats`), ``mnist`` (IDX), ``cifar10`` (python batches) and ``femnist``
 (LEAF JSON, with its writers as ``client_ids``); :func:`load_train_test` uses the
-official test split where one exists.
-
-Client partitions follow the usual FL set-ups: the natural one (FEMNIST's writers,
-:func:`partition_by_client`), IID (a seeded random permutation cut
-into near-equal parts) and Dirichlet label skew (Hsu, Qi and Brown 2019, "Measuring the
-effects of non-identical data distribution for federated visual classification",
-arXiv:1909.06335), where each class is spread over the clients by proportions drawn from
-``Dirichlet(alpha, ..., alpha)``: small ``alpha`` gives each client few classes, large
-``alpha`` approaches IID.
+official test split where one exists. Client splits are in :mod:`sims.data.partition`;
+:func:`resize_images` is the one resize every study uses.
 """
 
 from __future__ import annotations
