@@ -1,4 +1,4 @@
-"""The end-to-end demo: PriPrune's Theorem 1 bound beside what SGI and GI recover, versus p.
+"""The end-to-end demo on the digits: leakage in bits with its bounds, and SGI/GI quality.
 
 For each base pruning rate ``p`` the demo
 
