@@ -81,7 +81,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--stats-samples",
         type=int,
-        default=defaults.stats_samples,
+        default=None,
         help="per-sample gradients behind Theorem 1's d* and Delta (default: min(256, M))",
     )
     parser.add_argument(
@@ -105,8 +105,9 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
-    config = LeakageConfig(
+def config_from_args(args) -> LeakageConfig:
+    """The study's configuration from the parsed command line."""
+    return LeakageConfig(
         dataset=args.dataset,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),
@@ -121,6 +122,10 @@ def run(args) -> int:
         seed=args.seed,
         device=args.device,
     )
+
+
+def run(args) -> int:
+    config = config_from_args(args)
     results = output_dir(args.out) / RESULTS_NAME
     records = run_leakage(config, ResultStore(results))
     if args.json:

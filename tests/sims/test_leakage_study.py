@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from sims.cli import build_parser
+from sims.cli.leakage import config_from_args
 from sims.experiments.leakage import LeakageConfig, release_vectors, run_leakage
 from sims.fl.client import client_update
 from sims.pruning.mask import random_mask
@@ -111,6 +112,9 @@ def test_command_options_reach_the_config():
     assert args.json and str(args.out) == "pruneleak-out/leakage"
     defaults = build_parser().parse_args(["leakage"])
     assert (defaults.candidates, defaults.batch_size, defaults.json) == (1797, 1, False)
+    # the command's default sample count follows M (a fixed 256 rejected M < 256)
+    assert config_from_args(args).stats_samples == 9
+    assert config_from_args(defaults).stats_samples == 256
 
 
 def test_default_stats_samples_fit_a_small_candidate_set():
