@@ -12,7 +12,7 @@ For each pruning rate ``p`` and noise ``s`` one record holds, all in bits:
 
 * the ceiling ``log2 M`` and the exact ``I(X; Y)`` with its Monte Carlo interval and the
   Bayes-optimal identification success (:func:`bounds.leakage.exact_leakage` on the
-  ``M`` release vectors of :func:`release_vectors`);
+  ``M`` release vectors of :func:`sims.fl.release.release_vectors`);
 * the Gaussian-channel upper bound (``s > 0``);
 * PriPrune's Theorem 1 as published and corrected, ``d*`` and ``Delta`` estimated from
   ``stats_samples`` per-sample gradients of the kept coordinates at ``m ⊙ w`` (the point
@@ -31,11 +31,9 @@ draws its own noise from a seed of its own, so adding a noise level resumes).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import torch
-from torch import nn
 from tqdm.auto import tqdm
 
 from bounds import leakage, priprune
@@ -44,10 +42,11 @@ from estimators.device import check_device, resolve_device
 from estimators.ksg import ksg_mutual_information
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
 from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack_batched, sgi_attack_batched
-from sims.core.gradstats import gradient_statistics, per_sample_gradients
+from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
+from sims.fl.release import release_vectors
 from sims.models import conv_net
 from sims.pruning.mask import Mask, random_mask
 
@@ -55,43 +54,6 @@ ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
 DATASETS = ("digits",)
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
-
-
-def release_vectors(
-    model: nn.Module,
-    global_params: Mapping[str, torch.Tensor],
-    mask: Mask,
-    images: torch.Tensor,
-    labels: torch.Tensor,
-    *,
-    lr: float,
-    chunk_size: int = 256,
-) -> torch.Tensor:
-    """The kept coordinates of every candidate's one-step update, float64 ``(M, k)`` on CPU.
-
-    Row ``i`` is ``w_hat`` of :func:`sims.fl.client.client_update` (``gradient_at="masked"``,
-    one step) on the batch ``images[i:i+1]``, restricted to the ``k = mask.num_kept()``
-    kept coordinates in the mask's (``named_parameters``) order:
-    ``w_kept - lr * g_kept(m ⊙ w, x_i)``. The per-sample gradients are computed with
-    ``torch.func.vmap`` (:func:`sims.core.gradstats.per_sample_gradients`) ``chunk_size``
-    candidates at a time, in the model's dtype on its device, so this equals ``M`` calls
-    of ``client_update`` up to the round-off of batched kernels; the result goes to the
-    host in float64 for :mod:`bounds`. Pruned coordinates are omitted: with a
-    data-independent mask they are 0 in every release and public.
-
-    B = 1 only (one candidate per release); B > 1 is not supported yet.
-    """
-    func = "release_vectors"
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
-    chunk_size = check_int("chunk_size", chunk_size, func=func, low=1)
-    point = mask.apply(global_params)
-    keep = mask.flatten().to(images.device)
-    w_kept = torch.cat([t.detach().reshape(-1) for t in global_params.values()])[keep]
-    rows = []
-    for x, y in zip(images.split(chunk_size), labels.split(chunk_size), strict=True):
-        g = per_sample_gradients(model, point, x, y, mask=mask)
-        rows.append((w_kept - lr * g).to("cpu", torch.float64))
-    return torch.cat(rows)
 
 
 @dataclass(frozen=True)

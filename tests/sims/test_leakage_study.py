@@ -14,25 +14,29 @@ import torch
 
 from sims.cli import build_parser
 from sims.cli.leakage import config_from_args
-from sims.experiments.leakage import LeakageConfig, release_vectors, run_leakage
+from sims.experiments.leakage import LeakageConfig, run_leakage
 from sims.fl.client import client_update
+from sims.fl.release import release_vectors
 from sims.pruning.mask import random_mask
 
 
-def _slow_releases(model, params, mask, images, labels, lr):
+def _slow_releases(model, params, mask, images, labels, lr, gradient_at):
     """One client_update per candidate, kept coordinates only: the obvious reference."""
     keep = mask.flatten()
     rows = []
     for i in range(images.shape[0]):
-        sent = client_update(model, params, mask, images[i : i + 1], labels[i : i + 1], lr=lr)
+        batch = (images[i : i + 1], labels[i : i + 1])
+        sent = client_update(model, params, mask, *batch, lr=lr, gradient_at=gradient_at)
         flat = torch.cat([t.reshape(-1) for t in sent.values()])
         assert not bool(flat[~keep].any()), "a pruned coordinate of w_hat is not 0"
         rows.append(flat[keep])
     return torch.stack(rows)
 
 
-@pytest.mark.parametrize("p", [0.0, 0.5, 0.9])
-def test_release_vectors_equal_a_loop_of_client_update(model, digits, p):
+@pytest.mark.parametrize(
+    ("p", "gradient_at"), [(0.0, "masked"), (0.5, "masked"), (0.9, "masked"), (0.5, "dense")]
+)
+def test_release_vectors_equal_a_loop_of_client_update(model, digits, p, gradient_at):
     # float64 model and data: the batched (vmap, chunked) and the looped gradients differ
     # only by the round-off of different kernels, ~1e-16 relative; 1e-12 leaves room for
     # accumulation over the 64-wide fc layer and still catches any wrong coordinate,
@@ -41,8 +45,10 @@ def test_release_vectors_equal_a_loop_of_client_update(model, digits, p):
     params = {n: t.detach() for n, t in model64.named_parameters()}
     mask = random_mask(params, p, seed=3)
     images, labels = digits.images[:7].double(), digits.labels[:7]
-    fast = release_vectors(model64, params, mask, images, labels, lr=0.25, chunk_size=3)
-    slow = _slow_releases(model64, params, mask, images, labels, lr=0.25)
+    fast = release_vectors(
+        model64, params, mask, images, labels, lr=0.25, gradient_at=gradient_at, chunk_size=3
+    )
+    slow = _slow_releases(model64, params, mask, images, labels, lr=0.25, gradient_at=gradient_at)
     assert fast.dtype == torch.float64 and fast.device.type == "cpu"
     assert fast.shape == (7, mask.num_kept())
     torch.testing.assert_close(fast, slow, rtol=1e-12, atol=1e-12)
@@ -53,6 +59,8 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
     x, y = digits.images[:2], digits.labels[:2]
     with pytest.raises(ValueError, match="'lr' parameter of release_vectors"):
         release_vectors(model, weights, mask, x, y, lr=0.0)
+    with pytest.raises(ValueError, match="'gradient_at' parameter of release_vectors"):
+        release_vectors(model, weights, mask, x, y, lr=0.25, gradient_at="sparse")
     with pytest.raises(ValueError, match="'chunk_size' parameter of release_vectors"):
         release_vectors(model, weights, mask, x, y, lr=0.25, chunk_size=0)
 
