@@ -220,9 +220,7 @@ def sgi_attack_batched(
 ) -> list[AttackResult]:
     """:func:`sgi_attack` on K uploads: :func:`gradient_inversion_batched` with
     ``mask_aware=True``; the keyword options as there."""
-    return gradient_inversion_batched(
-        model, global_params, sent_params, mask_aware=True, **options
-    )
+    return gradient_inversion_batched(model, global_params, sent_params, mask_aware=True, **options)
 
 
 def gi_attack_batched(

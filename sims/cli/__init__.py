@@ -26,6 +26,7 @@ from sims.core.runtime import cpu_tuning
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures", "leakage")
 
+
 def add_out_argument(parser, command: str) -> None:
     """Add ``--out DIR`` (default ``pruneleak-out/<command>``) to a subcommand's parser.
 

@@ -1,8 +1,10 @@
 """``pruneleak demo``: exact leakage and bounds in bits, and SGI/GI's NMI, on the digits.
 
 Writes under ``--out``: ``demo.jsonl`` (one record per finished job: the attack jobs and
-one per (p, s) of the leakage part), the figure ``demo_leakage_bits.{png,pdf}`` (exact
-leakage, its bounds, Theorem 1 with its status and the attacks' Fano bounds, in bits) and
+one per (p, s) of the leakage and estimator parts), the figure
+``demo_leakage_bits.{png,pdf}`` (exact leakage, its bounds, Theorem 1 with its status, and
+against the sample size behind it, the attacks' Fano bounds, identification success
+beside the DP bound, the estimators against the exact value, in bits) and
 the figure ``demo_bound_vs_nmi.{png,pdf}`` (Theorem 1 beside NMI and PSNR).
 """
 
@@ -21,6 +23,7 @@ from sims.experiments.demo import (
     format_table,
     plot_demo,
     run_demo,
+    run_demo_estimates,
     run_demo_leakage,
     summarize,
 )
@@ -124,6 +127,35 @@ def register(subparsers) -> None:
     group.add_argument(
         "--no-leakage", action="store_true", help="skip the leakage part and its figure"
     )
+    group.add_argument(
+        "--estimate-candidates",
+        type=int,
+        default=DemoConfig.estimate_candidates,
+        metavar="M",
+        help="candidates of the estimator part: KSG, MINE and H-MINE against the exact "
+        "value at the positive noise levels (default: %(default)s)",
+    )
+    group.add_argument(
+        "--estimate-rates",
+        type=float,
+        nargs="+",
+        default=list(DemoConfig.estimate_rates),
+        metavar="P",
+        help=f"pruning rates of the estimator part (default: {_floats(DemoConfig.estimate_rates)})",
+    )
+    group.add_argument(
+        "--estimate-draws",
+        type=int,
+        default=DemoConfig.estimate_draws,
+        help="(image, noisy release) pairs per estimate (default: %(default)s)",
+    )
+    group.add_argument(
+        "--estimate-steps",
+        type=int,
+        default=DemoConfig.estimate_steps,
+        help="Adam steps of MINE and H-MINE (default: %(default)s)",
+    )
+    group.add_argument("--no-estimates", action="store_true", help="skip the estimator part")
     parser.add_argument("--no-figure", action="store_true", help="skip writing the figures")
     parser.set_defaults(func=run)
 
@@ -144,22 +176,29 @@ def run(args) -> int:
         leakage_samples=args.samples,
         leakage_targets=args.leakage_targets,
         leakage_iterations=args.leakage_iterations,
+        estimate_candidates=args.estimate_candidates,
+        estimate_rates=() if args.no_estimates else tuple(args.estimate_rates),
+        estimate_draws=args.estimate_draws,
+        estimate_steps=args.estimate_steps,
     )
     out = output_dir(args.out)
     results = out / RESULTS_NAME
     store = ResultStore(results)
     summary = summarize(run_demo(config, store))
     leakage_records = run_demo_leakage(config, store)
+    estimate_records = run_demo_estimates(config, store)
     print(format_table(summary))
     if leakage_records:
         print()
         print(leakage.format_table(leakage_records))
+    if estimate_records:
+        print()
+        print(leakage.format_estimates_table(estimate_records))
     if not args.no_figure:
         paths = []
         if leakage_records:
-            paths += save_figure(
-                plot_leakage_bits(leakage_records), LEAKAGE_FIGURE_NAME, directory=out
-            )
+            figure = plot_leakage_bits(leakage_records, estimate_records)
+            paths += save_figure(figure, LEAKAGE_FIGURE_NAME, directory=out)
         paths += save_figure(plot_demo(summary), FIGURE_NAME, directory=out)
         print("Figures: " + ", ".join(str(p) for p in paths))
     print(f"Results: {results}")

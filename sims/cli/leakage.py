@@ -2,7 +2,8 @@
 
 One record per (p, noise) in ``leakage.jsonl`` under ``--out``, resumable: a rerun with
 the same settings reads finished (p, noise) back (:mod:`sims.experiments.leakage`).
-Prints a table, or with ``--json`` one JSON object per (p, noise) per line.
+Draws ``leakage_bits.{png,pdf}`` there (:func:`sims.plots.leakage.plot_leakage_bits`) and
+prints a table, or with ``--json`` one JSON object per (p, noise) per line.
 """
 
 from __future__ import annotations
@@ -12,9 +13,18 @@ import json
 from sims.cli import add_out_argument
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
-from sims.experiments.leakage import DATASETS, LeakageConfig, format_table, run_leakage
+from sims.experiments.leakage import (
+    DATASETS,
+    LeakageConfig,
+    format_estimates_table,
+    format_table,
+    run_leakage,
+)
+from sims.plots.figures import save_figure
+from sims.plots.leakage import plot_leakage_bits
 
 RESULTS_NAME = "leakage.jsonl"
+FIGURE_NAME = "leakage_bits"
 
 
 def register(subparsers) -> None:
@@ -85,6 +95,15 @@ def register(subparsers) -> None:
         help="per-sample gradients behind Theorem 1's d* and Delta (default: min(256, M))",
     )
     parser.add_argument(
+        "--theorem1-samples",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="sample sizes at which Theorem 1 is re-evaluated (default: powers of two "
+        "from 8 below M, and M)",
+    )
+    parser.add_argument(
         "--estimate-draws",
         type=int,
         default=defaults.estimate_draws,
@@ -102,6 +121,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per (p, noise) per line"
     )
+    parser.add_argument(
+        "--no-figure", action="store_true", help=f"skip writing {FIGURE_NAME}.{{png,pdf}}"
+    )
     parser.set_defaults(func=run)
 
 
@@ -117,6 +139,9 @@ def config_from_args(args) -> LeakageConfig:
         attack_targets=args.attack_targets,
         attack_iterations=args.iterations,
         stats_samples=args.stats_samples,
+        theorem1_sample_sizes=None
+        if args.theorem1_samples is None
+        else tuple(args.theorem1_samples),
         estimate_draws=args.estimate_draws,
         estimate_steps=args.estimate_steps,
         seed=args.seed,
@@ -128,12 +153,20 @@ def run(args) -> int:
     config = config_from_args(args)
     results = output_dir(args.out) / RESULTS_NAME
     records = run_leakage(config, ResultStore(results))
+    figures = []
+    if not args.no_figure:
+        figures = save_figure(plot_leakage_bits(records), FIGURE_NAME, directory=results.parent)
     if args.json:
         for record in records:
             print(json.dumps(_public(record), sort_keys=True))
-    else:
-        print(format_table(records))
-        print(f"Results: {results}")
+        return 0
+    print(format_table(records))
+    if any(any((r.get("estimates_bits") or {}).values()) for r in records):
+        print()
+        print(format_estimates_table(records))
+    if figures:
+        print("Figures: " + ", ".join(str(p) for p in figures))
+    print(f"Results: {results}")
     return 0
 
 

@@ -14,6 +14,8 @@ SCALES = ("quick", "paper")
 def current_scale() -> str:
     """The scale notebooks and experiments run at: ``$PRUNELEAK_SCALE``, default ``quick``."""
     return check_choice(
-        "PRUNELEAK_SCALE", os.environ.get("PRUNELEAK_SCALE", "quick"),
-        func="current_scale", choices=SCALES,
+        "PRUNELEAK_SCALE",
+        os.environ.get("PRUNELEAK_SCALE", "quick"),
+        func="current_scale",
+        choices=SCALES,
     )

@@ -16,7 +16,10 @@ For each base pruning rate ``p`` the demo
    (:func:`sims.experiments.leakage.run_leakage`, B = 1) on ``leakage_rates`` and
    ``noise_stds``: the exact ``I(X; Y)`` of a target drawn uniformly from ``candidates``
    digits, its ceiling, the Gaussian-channel bound, Theorem 1 with its status and the
-   Fano lower bounds of SGI and GI, all in bits (:func:`run_demo_leakage`).
+   Fano lower bounds of SGI and GI, all in bits (:func:`run_demo_leakage`);
+6. on ``estimate_candidates`` candidates (few: the estimators need few) and the positive
+   noise levels, the same study with KSG, MINE and H-MINE estimates beside the exact
+   value they estimate (:func:`run_demo_estimates`).
 
 Each finished job appends one record to a :class:`sims.core.store.ResultStore`; keys carry a
 fingerprint of the configuration, so a rerun of the same configuration resumes and a
@@ -30,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -69,6 +72,10 @@ LEAKAGE_FIELDS = (
     "leakage_samples",
     "leakage_targets",
     "leakage_iterations",
+    "estimate_candidates",
+    "estimate_rates",
+    "estimate_draws",
+    "estimate_steps",
 )
 
 
@@ -99,6 +106,13 @@ class DemoConfig:
         leakage_samples: Monte Carlo draws of the exact leakage per (p, s), >= 2.
         leakage_targets: targets attacked per (p, s) for the Fano bounds, >= 1.
         leakage_iterations: batched L-BFGS iterations of those attacks, >= 1.
+        estimate_candidates: M of the estimator part, in [2, 1797]: a second leakage study
+            on ``estimate_rates`` and the positive ``noise_stds`` whose KSG, MINE and H-MINE
+            estimates are compared with its exact value (the estimators need few
+            candidates: the release has up to M - 1 informative dimensions).
+        estimate_rates: pruning rates of the estimator part; ``()`` skips it.
+        estimate_draws: pairs (image, noisy release) per estimate, >= 16.
+        estimate_steps: Adam steps of MINE and H-MINE, >= 1.
     """
 
     pruning_rates: tuple[float, ...] = DEFAULT_RATES
@@ -118,6 +132,10 @@ class DemoConfig:
     leakage_samples: int = 1024
     leakage_targets: int = 16
     leakage_iterations: int = 50
+    estimate_candidates: int = 32
+    estimate_rates: tuple[float, ...] = (0.0, 0.5, 0.9)
+    estimate_draws: int = 1024
+    estimate_steps: int = 300
 
     def __post_init__(self) -> None:
         func = "DemoConfig"
@@ -157,6 +175,11 @@ class DemoConfig:
             check_int("leakage_samples", self.leakage_samples, func=func, low=2)
             check_int("leakage_targets", self.leakage_targets, func=func, low=1)
             check_int("leakage_iterations", self.leakage_iterations, func=func, low=1)
+            for p in self.estimate_rates:
+                check_real("estimate_rates", p, func=func, low=0, high=1)
+            check_int("estimate_candidates", self.estimate_candidates, func=func, low=2, high=1797)
+            check_int("estimate_draws", self.estimate_draws, func=func, low=16)
+            check_int("estimate_steps", self.estimate_steps, func=func, low=1)
 
     def fingerprint(self) -> str:
         """Short hash of what changes the attack jobs' numbers (not the device, not the
@@ -183,6 +206,30 @@ class DemoConfig:
             client_lr=self.client_lr,
             seed=self.seed,
             device=self.device,
+        )
+
+    def estimate_config(self) -> LeakageConfig | None:
+        """The estimator part: :meth:`leakage_config` on ``estimate_candidates`` candidates,
+        ``estimate_rates`` and the positive noise levels, with KSG, MINE and H-MINE
+        estimates; None without a leakage part, estimate rates or positive noise.
+
+        Theorem 1 is evaluated at one sample size (all candidates): its study against the
+        sample size is the main part's.
+        """
+        leakage_config = self.leakage_config()
+        noisy = tuple(s for s in self.noise_stds if s > 0)
+        if leakage_config is None or not self.estimate_rates or not noisy:
+            return None
+        m = self.estimate_candidates
+        return replace(
+            leakage_config,
+            rates=self.estimate_rates,
+            noise_stds=noisy,
+            candidates=m,
+            stats_samples=min(self.stats_samples, m),
+            theorem1_sample_sizes=(m,),
+            estimate_draws=self.estimate_draws,
+            estimate_steps=self.estimate_steps,
         )
 
 
@@ -342,6 +389,17 @@ def run_demo_leakage(
     if leakage_config is None:
         return []
     return run_leakage(leakage_config, store, progress=progress)
+
+
+def run_demo_estimates(
+    config: DemoConfig, store: ResultStore, *, progress: bool | None = None
+) -> list[dict]:
+    """The estimator part: :func:`sims.experiments.leakage.run_leakage` of
+    :meth:`DemoConfig.estimate_config` into ``store``; ``[]`` when there is none."""
+    estimate_config = config.estimate_config()
+    if estimate_config is None:
+        return []
+    return run_leakage(estimate_config, store, progress=progress)
 
 
 def summarize(records: list[dict]) -> dict[str, list[dict]]:

@@ -13,10 +13,15 @@ For each pruning rate ``p`` and noise ``s`` one record holds, all in bits:
 * the ceiling ``log2 M`` and the exact ``I(X; Y)`` with its Monte Carlo interval and the
   Bayes-optimal identification success (:func:`bounds.leakage.exact_leakage` on the
   ``M`` release vectors of :func:`sims.fl.release.release_vectors`);
-* the Gaussian-channel upper bound (``s > 0``);
+* the Gaussian-channel upper bound (``s > 0``) and the bound of Hayes et al. (2023) on
+  any attack's identification success for the Gaussian mechanism, with the sensitivity
+  ``max_ij ||r_i - r_j||`` over the candidates (:mod:`bounds.leakage.reconstruction`);
 * PriPrune's Theorem 1 as published and corrected, ``d*`` and ``Delta`` estimated from
   ``stats_samples`` per-sample gradients of the kept coordinates at ``m ⊙ w`` (the point
-  where the release's gradient is taken), labelled valid / vacuous / violated;
+  where the release's gradient is taken), labelled valid / vacuous / violated, and
+  re-evaluated at every sample size of ``theorem1_sample_sizes`` (``d*`` is the rank of
+  a sample covariance, at most ``n - 1``: the bound moves with ``n`` while the leakage
+  cannot);
 * SGI and GI on ``attack_targets`` noisy releases: the attacker names the candidate
   nearest (L2) to its reconstruction; the Clopper-Pearson upper limit of the error
   gives Fano's lower bound on ``I(X; Y)``;
@@ -75,6 +80,9 @@ class LeakageConfig:
         stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
             ``Delta`` of Theorem 1, in [2, candidates]; None (default): min(256,
             candidates).
+        theorem1_sample_sizes: further sample sizes n, each in [2, candidates], at which
+            Theorem 1 is re-evaluated (record field ``theorem1_by_samples``); None
+            (default): the powers of two from 8 below ``candidates``, and ``candidates``.
         estimate_draws: pairs (image, noisy release) drawn per (p, s > 0) for the KSG,
             MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
             small ``candidates``: the projected release has up to ``candidates - 1``
@@ -94,6 +102,7 @@ class LeakageConfig:
     attack_targets: int = 16
     attack_iterations: int = 50
     stats_samples: int | None = None
+    theorem1_sample_sizes: tuple[int, ...] | None = None
     estimate_draws: int = 0
     estimate_steps: int = 500
     client_lr: float = 0.25
@@ -122,12 +131,22 @@ class LeakageConfig:
         if self.stats_samples is None:
             object.__setattr__(self, "stats_samples", min(256, self.candidates))
         check_int("stats_samples", self.stats_samples, func=func, low=2, high=self.candidates)
+        for n in self.theorem1_sample_sizes or ():
+            check_int("theorem1_sample_sizes", n, func=func, low=2, high=self.candidates)
         if self.estimate_draws != 0:
             check_int("estimate_draws", self.estimate_draws, func=func, low=16)
         check_int("estimate_steps", self.estimate_steps, func=func, low=1)
         check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
         check_int("seed", self.seed, func=func, low=0)
         check_device(self.device, func=func)
+
+    def sample_sizes(self) -> tuple[int, ...]:
+        """The sample sizes of ``theorem1_by_samples``, ascending, each once: the given
+        ones, or the powers of two from 8 below ``candidates`` and ``candidates``."""
+        if self.theorem1_sample_sizes is not None:
+            return tuple(sorted(set(self.theorem1_sample_sizes)))
+        m = self.candidates
+        return (*(2**e for e in range(3, m.bit_length()) if 2**e < m), m)
 
     def fingerprint(self) -> str:
         """Hash of the fields that change a record (not the grid, not the device)."""
@@ -171,18 +190,27 @@ class _World:
         self._per_p: dict[float, tuple[Mask, torch.Tensor, dict]] = {}
 
     def at_rate(self, p: float) -> tuple[Mask, torch.Tensor, dict]:
-        """(mask, release vectors, Theorem 1 fields) of rate ``p``, computed once."""
+        """(mask, release vectors, per-p record fields) of rate ``p``, computed once.
+
+        The per-p fields: Theorem 1 at ``stats_samples`` and at every size of
+        ``theorem1_sample_sizes``, and the sensitivity over the candidates.
+        """
         if p not in self._per_p:
             config = self.config
             mask = random_mask(self.params, p, seed=config.seed).to(self.device)
             releases = release_vectors(
                 self.model, self.params, mask, self.images, self.labels, lr=config.client_lr
             )
-            self._per_p[p] = (mask, releases, self._theorem1(mask, p))
+            fields = self._theorem1(mask, p, config.stats_samples)
+            fields["theorem1_by_samples"] = [
+                self._theorem1(mask, p, n) for n in config.sample_sizes()
+            ]
+            fields["sensitivity"] = leakage.max_pairwise_distance(releases.numpy())
+            self._per_p[p] = (mask, releases, fields)
         return self._per_p[p]
 
-    def _theorem1(self, mask: Mask, p: float) -> dict:
-        n = self.config.stats_samples
+    def _theorem1(self, mask: Mask, p: float, n: int) -> dict:
+        """Theorem 1 (bits) on ``d*`` and ``Delta`` of the first ``n`` candidates."""
         stats = gradient_statistics(
             self.model, mask.apply(self.params), self.images[:n], self.labels[:n], mask=mask
         )
@@ -285,7 +313,7 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
 
 def _record(world: _World, p: float, s: float) -> dict:
     config = world.config
-    mask, releases, theorem1 = world.at_rate(p)
+    mask, releases, per_p = world.at_rate(p)
     releases_np = releases.numpy()
     ceiling = leakage.ceiling_bits(config.candidates, batch_size=1)
     exact = leakage.exact_leakage(
@@ -304,7 +332,7 @@ def _record(world: _World, p: float, s: float) -> dict:
     gaussian = leakage.gaussian_channel_bound_bits(releases_np, s) if s > 0 else None
     status = {
         kind: leakage.theorem1_status(
-            theorem1[f"theorem1_{kind}_bits"],
+            per_p[f"theorem1_{kind}_bits"],
             ceiling_bits=ceiling,
             exact_low_bits=exact.ci_bits[0],
             lower_bound_bits=max(fano.values()),
@@ -323,7 +351,10 @@ def _record(world: _World, p: float, s: float) -> dict:
         "bayes_success": float(exact.bayes_success),
         "bayes_success_ci": [float(v) for v in exact.bayes_success_ci],
         "gaussian_bound_bits": None if gaussian is None else float(gaussian),
-        **theorem1,
+        **per_p,
+        "dp_success_bound": leakage.gaussian_mechanism_success_bound(
+            config.candidates, per_p["sensitivity"], s
+        ),
         "theorem1_status": status,
         "fano_lower_bits": fano,
         "attack_targets": trials,
@@ -364,11 +395,12 @@ def _bits(value: float | None) -> str:
 
 
 def format_table(records: list[dict]) -> str:
-    """Plain-text table, one line per (p, s), every quantity in bits (success in [0, 1])."""
+    """Plain-text table, one line per (p, s), every quantity in bits (success in [0, 1]:
+    the Bayes-optimal one, the DP bound on any attack's, SGI's and GI's)."""
     lines = [
         f"{'p':>5} {'s':>7} {'M':>5} {'ceiling':>7} {'exact [95% CI]':>21} {'Bayes':>5} "
-        f"{'Gauss':>8} {'T1 published':>20} {'T1 corrected':>20} {'Fano SGI/GI':>11} "
-        f"{'SGI/GI success':>14}"
+        f"{'DP<=':>5} {'Gauss':>8} {'T1 published':>20} {'T1 corrected':>20} "
+        f"{'Fano SGI/GI':>11} {'SGI/GI success':>14}"
     ]
     for r in records:
         lo, hi = r["exact_ci_bits"]
@@ -376,10 +408,40 @@ def format_table(records: list[dict]) -> str:
         lines.append(
             f"{r['p']:>5.2f} {r['noise_std']:>7.3g} {r['candidates']:>5d} "
             f"{r['ceiling_bits']:>7.2f} {r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] "
-            f"{r['bayes_success']:>5.2f} {_bits(r['gaussian_bound_bits']):>8} "
+            f"{r['bayes_success']:>5.2f} {r['dp_success_bound']:>5.2f} "
+            f"{_bits(r['gaussian_bound_bits']):>8} "
             f"{r['theorem1_published_bits']:>10.1f} {status['published']:>9} "
             f"{r['theorem1_corrected_bits']:>10.1f} {status['corrected']:>9} "
             f"{r['fano_lower_bits']['sgi']:>5.2f}/{r['fano_lower_bits']['gi']:<5.2f} "
             f"{r['attack_success']['sgi']:>6.2f}/{r['attack_success']['gi']:<6.2f}"
+        )
+    return "\n".join(lines)
+
+
+def format_estimates_table(records: list[dict]) -> str:
+    """Plain-text table of the estimates against the exact value, one line per (p, s > 0):
+    each estimator's bits, its interval where it has one, and its relative error."""
+    names = ("ksg", "mine", "hmine")
+    lines = [
+        f"{'p':>5} {'s':>7} {'M':>5} {'exact [95% CI]':>21} "
+        + " ".join(f"{name.upper() + ' bits [95% CI] error':>33}" for name in names)
+    ]
+    for r in records:
+        estimates = r.get("estimates_bits") or {}
+        if not any(estimates.get(name) for name in names):
+            continue
+        lo, hi = r["exact_ci_bits"]
+        cells = []
+        for name in names:
+            e = estimates.get(name)
+            if e is None:
+                cells.append(f"{'-':>33}")
+                continue
+            ci = "" if e["ci_bits"] is None else f"[{e['ci_bits'][0]:.2f}, {e['ci_bits'][1]:.2f}]"
+            error = (e["bits"] - r["exact_bits"]) / r["exact_bits"] if r["exact_bits"] else math.nan
+            cells.append(f"{e['bits']:>7.2f} {ci:>14} {error:>+9.0%}")
+        lines.append(
+            f"{r['p']:>5.2f} {r['noise_std']:>7.3g} {r['candidates']:>5d} "
+            f"{r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] " + " ".join(cells)
         )
     return "\n".join(lines)

@@ -2,10 +2,13 @@
 
 :func:`plot_leakage_bits` draws the records of :func:`sims.experiments.leakage.run_leakage`
 (one per pruning rate ``p`` and noise ``s``), every quantity read from the records and
-nothing recomputed: one panel per ``s`` of bits versus ``p`` and one panel of
-identification success. Every drawn line carries a ``gid`` naming the record field it
-shows (``"exact/s=0.01"``, ``"theorem1_published/vacuous/s=0"``, ...), so a test can
-check the drawn numbers against the records.
+nothing recomputed: one panel per ``s`` of bits versus ``p`` and, below, one panel of
+identification success, one of Theorem 1 against the sample size behind its ``d*`` and
+``Delta``, and one of the estimators against the exact value (when given). Every drawn
+line carries a ``gid`` naming the record field it shows (``"exact/s=0.01"``,
+``"theorem1_published/vacuous/s=0"``, ``"theorem1_by_samples_corrected/p=0.5"``,
+``"estimator_panel/mine/s=0.01"``, ...), so a test can check the drawn numbers against
+the records.
 """
 
 from __future__ import annotations
@@ -135,6 +138,15 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
             linewidth=0,
             gid=f"bayes_success_ci/{tag}",
         )
+        ax.plot(
+            ps,
+            [r["dp_success_bound"] for r in rows],
+            linestyle=(0, (1, 1)),
+            color=colour,
+            linewidth=2.5,
+            alpha=0.7,
+            gid=f"dp_success_bound/{tag}",
+        )
         for attack, (marker, style) in {"sgi": ("v", "--"), "gi": ("^", ":")}.items():
             ax.plot(
                 ps,
@@ -172,6 +184,7 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
         Line2D([], [], color="dimgrey", linestyle=style, marker=marker, label=label)
         for label, style, marker in (
             ("Bayes-optimal (95% CI band)", "-", "o"),
+            ("DP bound, any attack (Hayes et al. 2023)", (0, (1, 1)), ""),
             ("SGI attack", "--", "v"),
             ("GI attack", ":", "^"),
         )
@@ -187,24 +200,157 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
     )
 
 
-def plot_leakage_bits(records: Sequence[dict]):
-    """Bits versus ``p``, one panel per noise ``s``, and identification success versus ``p``.
+def _theorem1_samples_panel(ax, records: Sequence[dict]) -> None:
+    """Theorem 1 (published, corrected) against the sample size behind ``d*``/``Delta``."""
+    import seaborn as sns
+
+    per_p = {}
+    for record in sorted(records, key=lambda r: (r["p"], r["noise_std"])):
+        per_p.setdefault(record["p"], record["theorem1_by_samples"])
+    colours = sns.color_palette("flare", n_colors=len(per_p))
+    sizes = sorted({row["stats_samples"] for rows in per_p.values() for row in rows})
+    for colour, (p, rows) in zip(colours, per_p.items(), strict=True):
+        ns = [row["stats_samples"] for row in rows]
+        for kind, (style, marker) in {"published": ("-", "o"), "corrected": ("--", "s")}.items():
+            xs, ys = _finite(ns, [row[f"theorem1_{kind}_bits"] for row in rows])
+            ax.plot(
+                xs,
+                ys,
+                linestyle=style,
+                marker=marker,
+                color=colour,
+                gid=f"theorem1_by_samples_{kind}/p={p:g}",
+            )
+    ceiling = records[0]["ceiling_bits"]
+    ax.plot(
+        [sizes[0], sizes[-1]],
+        [ceiling, ceiling],
+        color="black",
+        gid="theorem1_by_samples_ceiling",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set(
+        xlabel="per-sample gradients n behind d* and Delta",
+        ylabel="Theorem 1, bits (symlog)",
+        title="Theorem 1 moves with n; the leakage cannot",
+    )
+    from matplotlib.lines import Line2D
+
+    # compact legend below the panel: colour is p, line style is the form of the bound
+    legend = [
+        Line2D([], [], color=c, marker="s", linestyle="none", label=f"p = {p:g}")
+        for c, p in zip(colours, per_p, strict=True)
+    ]
+    legend += [
+        Line2D([], [], color="dimgrey", linestyle="-", marker="o", label="as published"),
+        Line2D([], [], color="dimgrey", linestyle="--", marker="s", label="corrected"),
+        Line2D([], [], color="black", label="ceiling log2 M"),
+    ]
+    ax.legend(
+        handles=legend,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.15),
+        ncol=3,
+        fontsize="x-small",
+        frameon=False,
+    )
+
+
+def _estimates_panel(ax, records: Sequence[dict]) -> None:
+    """KSG, MINE and H-MINE against the exact value of the same (small-M) study, per s > 0."""
+    import seaborn as sns
+
+    groups = {s: rows for s, rows in _by_noise(records).items() if s > 0}
+    colours = sns.color_palette("dark", n_colors=max(1, len(groups)))
+    markers = {"ksg": "P", "mine": "D", "hmine": "*"}
+    for colour, (s, rows) in zip(colours, groups.items(), strict=False):
+        ps = [r["p"] for r in rows]
+        tag = f"s={s:g}"
+        ax.plot(
+            ps,
+            [r["exact_bits"] for r in rows],
+            "-",
+            color=colour,
+            gid=f"estimator_panel/exact/{tag}",
+        )
+        ax.fill_between(
+            ps,
+            [r["exact_ci_bits"][0] for r in rows],
+            [r["exact_ci_bits"][1] for r in rows],
+            color=colour,
+            alpha=0.2,
+            linewidth=0,
+            gid=f"estimator_panel/exact_ci/{tag}",
+        )
+        for name, marker in markers.items():
+            found = [(r["p"], (r.get("estimates_bits") or {}).get(name)) for r in rows]
+            found = [(p, e) for p, e in found if e is not None and math.isfinite(e["bits"])]
+            if not found:
+                continue
+            xs, ys = [p for p, _ in found], [e["bits"] for _, e in found]
+            errors = [
+                [0, 0]
+                if e["ci_bits"] is None
+                else [e["bits"] - e["ci_bits"][0], e["ci_bits"][1] - e["bits"]]
+                for _, e in found
+            ]
+            container = ax.errorbar(
+                xs,
+                ys,
+                yerr=list(zip(*errors, strict=True)),
+                fmt=marker,
+                color=colour,
+                markersize=7,
+                capsize=2,
+            )
+            container.lines[0].set_gid(f"estimator_panel/{name}/{tag}")
+    from matplotlib.lines import Line2D
+
+    legend = [
+        Line2D([], [], color=c, marker="s", linestyle="none", label=f"s = {s:g}")
+        for c, s in zip(colours, groups, strict=False)
+    ]
+    legend.append(Line2D([], [], color="dimgrey", label="exact (95% CI band)"))
+    legend += [
+        Line2D([], [], color="dimgrey", marker=marker, linestyle="none", label=label)
+        for name, marker in markers.items()
+        for label in [_ESTIMATORS[name] + " (95% CI)"]
+    ]
+    m = records[0]["candidates"]
+    ax.legend(handles=legend, fontsize="x-small", ncol=2, loc="best")
+    ax.set(
+        xlabel="base pruning rate p",
+        ylabel="I(X; Y), bits",
+        title=f"Estimators against the exact value, M = {m}",
+    )
+
+
+def plot_leakage_bits(records: Sequence[dict], estimate_records: Sequence[dict] = ()):
+    """Bits versus ``p``, one panel per noise ``s``; below, success, Theorem 1 against ``n``,
+    and the estimators against the exact value.
 
     ``records``: dicts with the fields of :func:`sims.experiments.leakage.run_leakage`
     (``p``, ``noise_std``, ``candidates``, ``ceiling_bits``, ``exact_bits``,
     ``exact_ci_bits``, ``gaussian_bound_bits``, ``theorem1_{published,corrected}_bits``,
     ``theorem1_status``, ``fano_lower_bits``, ``bayes_success``, ``bayes_success_ci``,
-    ``attack_success``, optionally ``estimates_bits``).
+    ``dp_success_bound``, ``attack_success``, optionally ``theorem1_by_samples`` and
+    ``estimates_bits``). ``estimate_records``: records of a second study (typically
+    small ``M``, where the estimators can work) whose ``estimates_bits`` are drawn
+    against their own exact value; empty: no such panel.
 
-    Bits panels (symlog y: linear in [-1, 1], logarithmic beyond, so Theorem 1's
+    Top row, bits (symlog y: linear in [-1, 1], logarithmic beyond, so Theorem 1's
     thousands of bits, its negative corrected values and the exact value's at most
     ``log2 M`` share one axis): the ceiling, the exact ``I(X; Y)`` with its confidence band,
     the Gaussian-channel bound (``s > 0``), Theorem 1 as published and corrected with a
     marker per point for its status (filled circle valid, hollow triangle vacuous, cross
     violated), the Fano lower bounds from SGI's and GI's identification error, and the
-    estimators' values where the records have them. Last panel: the Bayes-optimal
-    success with its band beside SGI's and GI's success, per ``s``, and chance ``1/M``.
-    Points whose value is None, NaN or infinite are left out. Returns the figure.
+    estimators' values where the records have them. Bottom row: the Bayes-optimal
+    success with its band beside the DP bound on any attack's success, SGI's and GI's
+    success, per ``s``, and chance ``1/M``; Theorem 1 against the sample size behind
+    ``d*`` and ``Delta`` (when the records have ``theorem1_by_samples``); the estimators
+    with their intervals against the exact value of ``estimate_records``. Points whose
+    value is None, NaN or infinite are left out. Returns the figure.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -214,14 +360,22 @@ def plot_leakage_bits(records: Sequence[dict]):
         raise ValueError("The 'records' parameter of plot_leakage_bits must not be empty.")
     groups = _by_noise(records)
     sns.set_theme(style="whitegrid", context="notebook")
+    lower = [_success_panel]
+    if all(r.get("theorem1_by_samples") for r in records):
+        lower.append(lambda ax, _: _theorem1_samples_panel(ax, records))
+    if estimate_records:
+        lower.append(lambda ax, _: _estimates_panel(ax, estimate_records))
     n = len(groups)
-    fig = plt.figure(figsize=(4.4 * (n + 1), 6.0))
-    bit_axes = [fig.add_subplot(1, n + 1, 1)]
-    bit_axes += [fig.add_subplot(1, n + 1, i + 1, sharey=bit_axes[0]) for i in range(1, n)]
+    columns = max(n, len(lower))
+    fig = plt.figure(figsize=(4.6 * columns + 3.2, 10.5))
+    grid = fig.add_gridspec(2, columns)
+    bit_axes = [fig.add_subplot(grid[0, 0])]
+    bit_axes += [fig.add_subplot(grid[0, i], sharey=bit_axes[0]) for i in range(1, n)]
     for ax, (s, rows) in zip(bit_axes, groups.items(), strict=True):
         _bits_panel(ax, s, rows)
     bit_axes[0].set_ylabel("bits per round (symlog)")
-    _success_panel(fig.add_subplot(1, n + 1, n + 1), groups)
+    for i, draw in enumerate(lower):
+        draw(fig.add_subplot(grid[1, i]), groups)
 
     handles: dict[str, object] = {}
     for ax in bit_axes:
@@ -240,9 +394,8 @@ def plot_leakage_bits(records: Sequence[dict]):
     fig.legend(
         list(handles.values()),
         list(handles),
-        loc="lower center",
-        bbox_to_anchor=(n / (n + 1) / 2, 0),
-        ncol=4,
+        loc="upper left",
+        bbox_to_anchor=(1 - 3.0 / (4.6 * columns + 3.2), 0.9),
         fontsize="small",
         frameon=False,
     )
@@ -251,5 +404,12 @@ def plot_leakage_bits(records: Sequence[dict]):
         f"Leakage of one target digit drawn from M = {m} candidates through one pruned "
         "FedSGD update, in bits"
     )
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.3, top=0.86, wspace=0.3)
+    fig.subplots_adjust(
+        left=0.05,
+        right=1 - 3.2 / (4.6 * columns + 3.2),
+        bottom=0.13,
+        top=0.93,
+        wspace=0.3,
+        hspace=0.35,
+    )
     return fig

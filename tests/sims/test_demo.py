@@ -25,10 +25,12 @@ from sims.experiments.demo import (
 from sims.experiments.leakage import _World
 from sims.plots.leakage import plot_leakage_bits
 
-#: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s.
+#: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s; the
+#: estimator part on 4 candidates at the one positive noise level: 1 record.
 TINY_LEAKAGE = [
     "--leakage-rates", "0.5", "--noise", "0", "0.01", "--candidates", "8", "--samples", "16",
-    "--leakage-targets", "2", "--leakage-iterations", "1",
+    "--leakage-targets", "2", "--leakage-iterations", "1", "--estimate-candidates", "4",
+    "--estimate-rates", "0.5", "--estimate-draws", "32", "--estimate-steps", "2",
 ]  # fmt: skip
 FIGURES = ("demo_leakage_bits", "demo_bound_vs_nmi")
 
@@ -108,7 +110,8 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
     assert 3 <= len(before) < 3 * (1 + 2 * 2)
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, timeout=500)
     keys = [record["key"] for record in ResultStore(results).records()]
-    assert len(keys) == 3 * (1 + 2 * 2) + 2  # attack jobs, then the leakage part's (p, s)
+    # the attack jobs, the leakage part's (p, s), the estimator part's (p, s > 0)
+    assert len(keys) == 3 * (1 + 2 * 2) + 2 + 1
     assert len(set(keys)) == len(keys)
     assert keys[: len(before)] == before  # finished records kept, in place
 
@@ -136,12 +139,16 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
     results = tmp_path / out / "demo.jsonl"
     records = list(ResultStore(results).records())
     kinds = Counter(r.get("kind", "leakage") for r in records)
-    assert kinds == {"bound": 1, "attack": 2, "leakage": 2}
+    assert kinds == {"bound": 1, "attack": 2, "leakage": 3}
     leaks = [r for r in records if "kind" not in r]
     assert [(r["p"], r["noise_std"], r["candidates"]) for r in leaks] == [
         (0.5, 0, 8),
         (0.5, 0.01, 8),
+        (0.5, 0.01, 4),
     ]
+    assert all(v is None for v in leaks[1]["estimates_bits"].values())
+    assert all(v is not None for v in leaks[2]["estimates_bits"].values())
+    assert "HMINE bits" in printed  # the estimator part's table
     before = results.read_text()
     rerun = [*argv, *TINY_LEAKAGE, *options, "--no-figure"]
     assert sims.cli.main(rerun) == 0  # resumes: nothing appended, the leakage part included
@@ -173,11 +180,27 @@ def test_leakage_part_settings_leave_the_attack_jobs_fingerprint_alone():
         leakage_samples=7,
         leakage_targets=3,
         leakage_iterations=2,
+        estimate_candidates=5,
+        estimate_rates=(0.1,),
+        estimate_draws=20,
+        estimate_steps=3,
     )
     assert changed.fingerprint() == base.fingerprint()
     assert changed.leakage_config().fingerprint() != base.leakage_config().fingerprint()
     assert DemoConfig(**{**TINY, "seed": 4}).fingerprint() != base.fingerprint()
     assert DemoConfig(**TINY, leakage_rates=()).leakage_config() is None
+
+
+def test_estimator_part_is_the_leakage_part_on_few_candidates_and_positive_noise():
+    config = DemoConfig(**TINY, noise_stds=(0.0, 0.01, 0.1), estimate_candidates=6)
+    main, estimates = config.leakage_config(), config.estimate_config()
+    assert estimates.candidates == 6 and estimates.noise_stds == (0.01, 0.1)
+    assert estimates.rates == config.estimate_rates and estimates.estimate_draws > 0
+    assert (estimates.seed, estimates.client_lr) == (main.seed, main.client_lr)
+    assert estimates.fingerprint() != main.fingerprint()  # its records never mix with main's
+    assert DemoConfig(**TINY, noise_stds=(0.0,)).estimate_config() is None  # no noise
+    assert DemoConfig(**TINY, estimate_rates=()).estimate_config() is None
+    assert DemoConfig(**TINY, leakage_rates=()).estimate_config() is None
 
 
 def test_leakage_part_studies_the_demo_model_and_masks():
@@ -208,6 +231,7 @@ def _record(p, s, *, exact, published, corrected, status, gaussian=None, estimat
         "theorem1_corrected_bits": corrected,
         "theorem1_status": status,
         "fano_lower_bits": {"sgi": exact - 1.0, "gi": exact - 2.5},
+        "dp_success_bound": min(1.0, exact / 6.0 + 0.3),
         "attack_success": {"sgi": 0.75 * p, "gi": 0.5 * p},
         "estimates_bits": estimates or {"ksg": None, "mine": None, "hmine": None},
     }
@@ -258,6 +282,7 @@ def test_leakage_figure_draws_every_quantity_from_the_records():
             "theorem1_published": [r["theorem1_published_bits"] for r in rows],
             "theorem1_corrected": [r["theorem1_corrected_bits"] for r in rows],
             "bayes_success": [r["bayes_success"] for r in rows],
+            "dp_success_bound": [r["dp_success_bound"] for r in rows],
             "attack_success_sgi": [r["attack_success"]["sgi"] for r in rows],
             "attack_success_gi": [r["attack_success"]["gi"] for r in rows],
         }
@@ -299,6 +324,53 @@ def test_leakage_figure_draws_every_quantity_from_the_records():
     plt.close(fig)
 
 
+def test_leakage_figure_draws_theorem1_by_sample_size_and_the_estimators():
+    records = _constructed_records()
+    for r in records:  # per p, Theorem 1 at n = 8, 16, 32 (only the p matters)
+        r["theorem1_by_samples"] = [
+            {
+                "stats_samples": n,
+                "theorem1_published_bits": 100.0 * n + r["p"],
+                "theorem1_corrected_bits": -float(n) - r["p"],
+            }
+            for n in (8, 16, 32)
+        ]
+    small = [
+        {**r, "candidates": 8, "exact_bits": r["exact_bits"] / 2}
+        for r in records
+        if r["noise_std"] > 0
+    ]
+    small[1]["estimates_bits"] = {"ksg": None, "mine": None, "hmine": None}
+    small[0]["estimates_bits"] = {
+        "ksg": {"bits": 1.25, "ci_bits": None},
+        "mine": {"bits": 1.0, "ci_bits": [0.5, 1.5]},
+        "hmine": None,
+    }
+    fig = plot_leakage_bits(records, small)
+    lines = _lines(fig)
+    for p in (0.0, 0.5, 0.9):
+        assert lines[f"theorem1_by_samples_published/p={p:g}"] == (
+            [8, 16, 32],
+            [800.0 + p, 1600.0 + p, 3200.0 + p],
+        )
+        assert lines[f"theorem1_by_samples_corrected/p={p:g}"] == (
+            [8, 16, 32],
+            [-8.0 - p, -16.0 - p, -32.0 - p],
+        )
+    assert lines["theorem1_by_samples_ceiling"] == ([8, 32], [6.0, 6.0])
+    rows = sorted(small, key=lambda r: r["p"])
+    assert lines["estimator_panel/exact/s=0.01"] == (
+        [r["p"] for r in rows],
+        [r["exact_bits"] for r in rows],
+    )
+    # an estimate is drawn where the small study has one, and nowhere else
+    assert lines["estimator_panel/ksg/s=0.01"] == ([0.0], [1.25])
+    assert lines["estimator_panel/mine/s=0.01"] == ([0.0], [1.0])
+    assert "estimator_panel/hmine/s=0.01" not in lines
+    assert len(fig.axes) == 2 + 3
+    plt.close(fig)
+
+
 def test_leakage_figure_rejects_no_records():
     with pytest.raises(ValueError, match="records"):
         plot_leakage_bits([])
@@ -315,6 +387,10 @@ def test_leakage_figure_rejects_no_records():
         ("leakage_samples", 1),
         ("leakage_targets", 0),
         ("leakage_iterations", 0),
+        ("estimate_candidates", 1),
+        ("estimate_rates", (1.5,)),
+        ("estimate_draws", 8),
+        ("estimate_steps", 0),
         ("pruning_rates", (1.5,)),
         ("pruning_rates", (-0.1,)),
         ("pruning_rates", ()),

@@ -1,6 +1,5 @@
 """Tests of sims.gradstats: per-sample gradients and the Gram log pseudo-determinant."""
 
-
 import numpy as np
 import pytest
 import torch

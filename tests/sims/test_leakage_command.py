@@ -1,14 +1,16 @@
-"""``pruneleak leakage --json`` on a tiny candidate set: keys, the order of the bounds, resume.
-
-"""
+"""``pruneleak leakage --json`` on a tiny candidate set: keys, the order of the bounds, resume."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from sims.cli import main
+from sims.core.gradstats import gradient_statistics
+from sims.experiments.leakage import LeakageConfig, _World, run_leakage
 
 REQUIRED = {
     "p",
@@ -23,6 +25,9 @@ REQUIRED = {
     "theorem1_corrected_bits",
     "stats_samples",
     "theorem1_status",
+    "theorem1_by_samples",
+    "sensitivity",
+    "dp_success_bound",
     "fano_lower_bits",
     "attack_success",
     "estimates_bits",
@@ -47,6 +52,16 @@ def test_json_rows_keys_and_order_of_bounds(tmp_path, capsys):
         assert row["ceiling_bits"] >= low  # ceiling >= exact
         for fano in row["fano_lower_bits"].values():
             assert fano <= high  # exact >= Fano
+        # any attack's success, the Bayes-optimal one included, is below the DP bound
+        assert row["bayes_success_ci"][0] <= row["dp_success_bound"] <= 1
+        for name, success in row["attack_success"].items():
+            hits = round(success * row["attack_targets"])
+            low = stats.beta.ppf(0.025, hits, row["attack_targets"] - hits + 1) if hits else 0.0
+            assert low <= row["dp_success_bound"], name
+        # Theorem 1 at the default sample sizes for M = 12: 8 and 12 gradients
+        sizes = [t["stats_samples"] for t in row["theorem1_by_samples"]]
+        assert sizes == [8, 12]
+        assert all(t["d_star"] <= t["stats_samples"] - 1 for t in row["theorem1_by_samples"])
         if row["noise_std"] == 0:
             assert row["gaussian_bound_bits"] is None
         else:
@@ -76,3 +91,38 @@ def test_estimates_are_bits_with_intervals_and_none_without_noise(tmp_path, caps
     for name in ("mine", "hmine"):
         low, high = noisy["estimates_bits"][name]["ci_bits"]
         assert low <= noisy["estimates_bits"][name]["bits"] <= high
+
+
+def test_sensitivity_and_dp_bound_against_brute_force():
+    config = LeakageConfig(
+        candidates=6, rates=(0.5,), noise_stds=(0.05,), samples=64, attack_targets=1,
+        attack_iterations=1, stats_samples=4, device="cpu",
+    )  # fmt: skip
+    _, releases, _ = _World(config).at_rate(0.5)
+    r = releases.numpy()
+    brute = max(np.linalg.norm(r[i] - r[j]) for i in range(6) for j in range(6))
+    (record,) = run_leakage(config, progress=False)
+    assert record["sensitivity"] == pytest.approx(brute, rel=1e-12)
+    # Hayes et al. 2023 for mu-GDP, mu = Delta / s: Phi(Phi^-1(1/M) + mu)
+    want = stats.norm.cdf(stats.norm.ppf(1 / 6) + brute / 0.05)
+    assert record["dp_success_bound"] == pytest.approx(want, rel=1e-9)
+
+
+def test_theorem1_is_reevaluated_on_the_first_n_candidates():
+    config = LeakageConfig(
+        candidates=12, rates=(0.5,), noise_stds=(0.0,), samples=16, attack_targets=1,
+        attack_iterations=1, stats_samples=6, theorem1_sample_sizes=(9, 3), device="cpu",
+    )  # fmt: skip
+    (record,) = run_leakage(config, progress=False)
+    rows = record["theorem1_by_samples"]
+    world = _World(config)
+    mask = world.at_rate(0.5)[0]
+    point = mask.apply(world.params)
+    for n, row in zip((3, 9), rows, strict=True):
+        stats_n = gradient_statistics(
+            world.model, point, world.images[:n], world.labels[:n], mask=mask
+        )
+        assert row["stats_samples"] == n and row["d_star"] == n - 1 == stats_n.d_star
+        assert row["delta_nats"] == pytest.approx(stats_n.delta, rel=1e-9)
+    # the record's main Theorem 1 fields are those of stats_samples = 6, between the two
+    assert rows[0]["delta_nats"] != record["delta_nats"] != rows[1]["delta_nats"]

@@ -1,7 +1,7 @@
 """The torch side of the leakage study: release vectors, configuration, command line.
 
-Needs no :mod:`bounds.leakage`; the study's numbers are checked in
-``test_leakage_end_to_end.py``.
+The study's numbers (the order of the bounds, the DP bound, Theorem 1 per sample size)
+are checked in ``test_leakage_command.py``.
 """
 
 from __future__ import annotations
@@ -87,6 +87,11 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
             8,
             r"'estimate_draws' parameter of LeakageConfig must be in \[16, inf\)",
         ),
+        (
+            "theorem1_sample_sizes",
+            (8, 1798),
+            r"'theorem1_sample_sizes' parameter of LeakageConfig must be in \[2, 1797\]",
+        ),
         ("estimate_steps", 0, "'estimate_steps' parameter"),
         ("client_lr", 0.0, "'client_lr' parameter"),
         ("seed", -1, "'seed' parameter"),
@@ -129,3 +134,12 @@ def test_default_stats_samples_fit_a_small_candidate_set():
     # min(256, M): the default must not reject M < 256 (it used to, with 256 fixed)
     assert LeakageConfig(candidates=32, device="cpu").stats_samples == 32
     assert LeakageConfig(device="cpu").stats_samples == 256
+
+
+def test_theorem1_sample_sizes_default_to_powers_of_two_below_m_and_m():
+    assert LeakageConfig(candidates=12).sample_sizes() == (8, 12)
+    assert LeakageConfig(candidates=8).sample_sizes() == (8,)
+    assert LeakageConfig(candidates=3).sample_sizes() == (3,)
+    assert LeakageConfig().sample_sizes() == (*(2**e for e in range(3, 11)), 1797)
+    given = LeakageConfig(candidates=12, theorem1_sample_sizes=(9, 3, 9))
+    assert given.sample_sizes() == (3, 9)

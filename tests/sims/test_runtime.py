@@ -29,8 +29,9 @@ def test_cpu_tuning_none_leaves_threads_alone():
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, "2"])
 def test_cpu_tuning_rejects_bad_thread_counts(threads):
-    with pytest.raises(ValueError, match="'threads' parameter of cpu_tuning"), cpu_tuning(
-        threads=threads
+    with (
+        pytest.raises(ValueError, match="'threads' parameter of cpu_tuning"),
+        cpu_tuning(threads=threads),
     ):
         pass
 
