@@ -13,7 +13,8 @@ The public API; callers import from here. The submodules, one idea each:
   inversion problem and the input checks;
 * :mod:`~sims.attacks.inversion` -- one or K inversions of a target gradient;
 * :mod:`~sims.attacks.attack` -- the attack on an update, SGI and GI as one
-  :func:`gradient_inversion` with a ``mask_aware`` switch, and their paper names.
+  :func:`gradient_inversion` with a ``mask_aware`` switch, and their paper names;
+* :mod:`~sims.attacks.identification` -- the candidates a reconstruction names.
 """
 
 from sims.attacks.attack import (
@@ -33,6 +34,7 @@ from sims.attacks.config import (
     AttackConfig,
     AttackResult,
 )
+from sims.attacks.identification import identify
 from sims.attacks.inversion import invert_gradient, invert_gradient_batched
 from sims.attacks.priors import total_variation
 from sims.attacks.update import idlg_label, pseudo_gradient, recover_mask
@@ -49,6 +51,7 @@ __all__ = [
     "gi_attack_batched",
     "gradient_inversion",
     "gradient_inversion_batched",
+    "identify",
     "idlg_label",
     "invert_gradient",
     "invert_gradient_batched",

@@ -35,9 +35,11 @@ def register(subparsers) -> None:
         description=(
             "For each pruning rate p and Gaussian noise s on the kept coordinates of one "
             "FedSGD update of the demo's digits model, compute the exact leakage I(X; Y) "
-            "of a target drawn uniformly from M candidates, the ceiling log2 M, the "
-            "Gaussian-channel bound, PriPrune's Theorem 1 (published, corrected) with its "
-            "status, and Fano lower bounds from SGI and GI. Resumable: (p, noise) already "
+            "of a target batch drawn uniformly from M candidates (B of them), the ceiling, "
+            "the Gaussian-channel bound, the DP bound on identification success, "
+            "PriPrune's Theorem 1 (published, corrected) with its status and against the "
+            "sample size behind it, and Fano lower bounds from SGI and GI. Resumable: "
+            "(p, noise) already "
             f"in --out's {RESULTS_NAME} are read back."
         ),
     )
@@ -61,7 +63,12 @@ def register(subparsers) -> None:
         help="noise standard deviations, in the units of the weights (default: %(default)s)",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=defaults.batch_size, help="client batch size (only 1)"
+        "--batch-size",
+        type=int,
+        default=defaults.batch_size,
+        metavar="B",
+        help="client batch size: the secret is a uniform B-subset of the M candidates "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--candidates",

@@ -1,30 +1,43 @@
 """Bounds and attacks on one axis: the exact leakage of a real pruned update, in bits.
 
-Issue 12. The secret ``X`` is one client image (B = 1) drawn uniformly from ``M``
-candidate digits; the release ``Y`` is what the server sees of one FedSGD round,
-the kept coordinates of ``w_hat = m ⊙ (w - lr g(m ⊙ w))`` (PriPrune eq. (1),
-:func:`sims.fl.client.client_update`), plus Gaussian noise ``N(0, s^2 I)`` in the units of
-the weights (``s = 0``: plain FedSGD). The mask is random, drawn from the seed before any
-data are seen, so which coordinates are kept is public and carries no information about
-``X``: the release is the vector of kept coordinates alone.
+Issue 12. The secret ``X`` is the client's batch: ``B`` distinct digits drawn uniformly
+from ``M`` candidates (a uniform ``B``-subset, what a shuffled loader draws; ``N =
+C(M, B)`` equally likely values, one image when ``B = 1``); the release ``Y`` is what the
+server sees of one FedSGD round, the kept coordinates of ``w_hat = m ⊙ (w - lr g(m ⊙ w))``
+(PriPrune eq. (1), :func:`sims.fl.client.client_update`, ``g`` the batch's mean gradient,
+so the release of a batch is the mean of its members' single releases), plus Gaussian
+noise ``N(0, s^2 I)`` in the units of the weights (``s = 0``: plain FedSGD). The mask is
+random, drawn from the seed before any data are seen, so which coordinates are kept is
+public and carries no information about ``X``: the release is the vector of kept
+coordinates alone.
 
 For each pruning rate ``p`` and noise ``s`` one record holds, all in bits:
 
-* the ceiling ``log2 M`` and the exact ``I(X; Y)`` with its Monte Carlo interval and the
-  Bayes-optimal identification success (:func:`bounds.leakage.exact_leakage` on the
-  ``M`` release vectors of :func:`sims.fl.release.release_vectors`);
-* the Gaussian-channel upper bound (``s > 0``) and the bound of Hayes et al. (2023) on
-  any attack's identification success for the Gaussian mechanism, with the sensitivity
-  ``max_ij ||r_i - r_j||`` over the candidates (:mod:`bounds.leakage.reconstruction`);
+* the ceiling ``log2 N`` (the secret's entropy; ``log2 M`` for ``B = 1``) and the exact
+  ``I(X; Y)`` with its Monte Carlo interval and the Bayes-optimal identification success
+  (:func:`bounds.leakage.batch_leakage` on the ``M`` release vectors of
+  :func:`sims.fl.release.release_vectors`: exact posterior over all ``N`` batches up to
+  its ``max_enumerated``, beyond that a bracket of two bounds, ``exact_method`` says
+  which; the bracket has no Bayes success, None);
+* the Gaussian-channel upper bound (``s > 0``; the covariance of a batch's mean release
+  is that of one release times ``(M - B) / (B (M - 1))``, the finite-population
+  correction of a mean drawn without replacement, Cochran, *Sampling Techniques*, 3rd
+  ed., Thm. 2.2) and the bound of Hayes et al. (2023) on any attack's identification
+  success for the Gaussian mechanism, with the sensitivity ``max_ij ||r_i - r_j||`` over
+  the candidates (:mod:`bounds.leakage.reconstruction`; for ``B > 1`` it bounds the
+  batches' sensitivity too: ``r_S - r_S'`` is ``1/B`` times a sum of at most ``B`` differences
+  of two single releases);
 * PriPrune's Theorem 1 as published and corrected, ``d*`` and ``Delta`` estimated from
   ``stats_samples`` per-sample gradients of the kept coordinates at ``m ⊙ w`` (the point
   where the release's gradient is taken), labelled valid / vacuous / violated, and
   re-evaluated at every sample size of ``theorem1_sample_sizes`` (``d*`` is the rank of
   a sample covariance, at most ``n - 1``: the bound moves with ``n`` while the leakage
   cannot);
-* SGI and GI on ``attack_targets`` noisy releases: the attacker names the candidate
-  nearest (L2) to its reconstruction; the Clopper-Pearson upper limit of the error
-  gives Fano's lower bound on ``I(X; Y)``;
+* SGI and GI on ``attack_targets`` noisy releases (iDLG labels for ``B = 1``, labels
+  optimised jointly otherwise: an attacker given the labels would bound ``I(X; Y,
+  labels)``, not ``I(X; Y)``): the attacker names the candidates nearest (L2) to its
+  reconstruction (:func:`sims.attacks.identify`); the Clopper-Pearson upper limit of the
+  error gives Fano's lower bound on ``I(X; Y)``;
 * optionally (``estimate_draws > 0``, small ``M``) KSG, MINE and H-MINE estimates of the
   same ``I(X; Y)`` from draws of ``(X, Y)``.
 
@@ -46,7 +59,13 @@ from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.ksg import ksg_mutual_information
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack_batched, sgi_attack_batched
+from sims.attacks import (
+    DIGITS_ATTACK_MODEL,
+    AttackConfig,
+    gi_attack_batched,
+    identify,
+    sgi_attack_batched,
+)
 from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import fingerprint, seeded
 from sims.core.store import ResultStore
@@ -70,11 +89,12 @@ class LeakageConfig:
         rates: base pruning rates p, each in [0, 1] (one random mask per p).
         noise_stds: standard deviations s >= 0 of the Gaussian noise added to the kept
             coordinates, in the units of the weights.
-        batch_size: client batch size B; only 1 is supported yet.
+        batch_size: client batch size B, in [1, candidates]: the secret is a uniform
+            B-subset of the candidates.
         candidates: M, the first M digits of a seeded permutation, >= 2.
         samples: Monte Carlo draws of the exact leakage, >= 2.
-        attack_targets: targets drawn uniformly (with replacement) from the candidates
-            and attacked per (p, s) with SGI and GI, >= 1.
+        attack_targets: target batches, each a uniform B-subset of the candidates (drawn
+            independently), attacked per (p, s) with SGI and GI, >= 1.
         attack_iterations: iterations of the batched L-BFGS of each attack, >= 1
             (squared-L2 matching as :meth:`sims.attacks.AttackConfig.dlg`; few by default).
         stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
@@ -119,12 +139,8 @@ class LeakageConfig:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
             check_real("noise_stds", s, func=func, low=0)
-        if self.batch_size != 1:
-            raise ValueError(
-                f"The 'batch_size' parameter of {func} must be 1 (B > 1 is not supported "
-                f"yet). Got {self.batch_size!r} instead."
-            )
         check_int("candidates", self.candidates, func=func, low=2)
+        check_int("batch_size", self.batch_size, func=func, low=1, high=self.candidates)
         check_int("samples", self.samples, func=func, low=2)
         check_int("attack_targets", self.attack_targets, func=func, low=1)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
@@ -151,6 +167,12 @@ class LeakageConfig:
     def fingerprint(self) -> str:
         """Hash of the fields that change a record (not the grid, not the device)."""
         return fingerprint(asdict(self), exclude=("rates", "noise_stds"))
+
+
+def _subsets(generator, m: int, config: LeakageConfig, n: int) -> torch.Tensor:
+    """``n`` independent uniform ``B``-subsets of ``range(m)``, ``(n, B)`` indices: the first
+    ``B`` of a uniformly random permutation (an argsort of i.i.d. uniforms) per row."""
+    return torch.rand((n, m), generator=generator).argsort(dim=1)[:, : config.batch_size]
 
 
 def _job_key(config_fingerprint: str, p: float, s: float) -> str:
@@ -184,9 +206,7 @@ class _World:
         order = torch.randperm(len(data), generator=generator)[: config.candidates]
         self.images = data.images[order].to(self.device)
         self.labels = data.labels[order].to(self.device)
-        self.targets = torch.randint(
-            config.candidates, (config.attack_targets,), generator=generator
-        )
+        self.targets = _subsets(generator, config.candidates, config, config.attack_targets)
         self._per_p: dict[float, tuple[Mask, torch.Tensor, dict]] = {}
 
     def at_rate(self, p: float) -> tuple[Mask, torch.Tensor, dict]:
@@ -214,7 +234,7 @@ class _World:
         stats = gradient_statistics(
             self.model, mask.apply(self.params), self.images[:n], self.labels[:n], mask=mask
         )
-        inputs = {"p": p, "B": 1, "d_star": stats.d_star, "delta": stats.delta}
+        inputs = {"p": p, "B": self.config.batch_size, "d_star": stats.d_star, "delta": stats.delta}
         return {
             "kept": stats.d,
             "stats_samples": stats.n_samples,
@@ -242,16 +262,16 @@ class _World:
 
 
 def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int) -> dict:
-    """Targets identified by SGI and GI: the reconstruction's nearest candidate (L2)."""
+    """Target batches identified by SGI and GI: :func:`sims.attacks.identify` names them."""
     config = world.config
     sent = [world.sent(mask, row) for row in noisy]
     attack_config = AttackConfig.dlg(
         optimizer="lbfgs_backtracking",
         iterations=config.attack_iterations,
-        label_mode="idlg",
+        label_mode="idlg" if config.batch_size == 1 else "optimize",
         device=str(world.device),
     )
-    candidates = world.images.reshape(config.candidates, -1).cpu()
+    truth = [sorted(row.tolist()) for row in world.targets]
     successes = {}
     for name, attack in ATTACKS.items():
         results = attack(
@@ -259,22 +279,23 @@ def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int)
             world.params,
             sent,
             lr=config.client_lr,
-            batch_shape=(1, *world.images.shape[1:]),
+            batch_shape=(config.batch_size, *world.images.shape[1:]),
             num_classes=world.num_classes,
             config=attack_config,
             seeds=[(seed + k) % 2**63 for k in range(len(sent))],
         )
-        found = torch.stack([r.images.reshape(-1) for r in results])
-        named = torch.cdist(found.double(), candidates.double()).argmin(dim=1)
-        successes[name] = int((named == world.targets).sum())
+        named = [identify(r.images, world.images) for r in results]
+        successes[name] = sum(guess == true for guess, true in zip(named, truth, strict=True))
     return successes
 
 
 def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dict:
     """KSG, MINE and H-MINE estimates of ``I(X; Y)`` in bits, each ``{"bits", "ci_bits"}``.
 
-    ``config.estimate_draws`` pairs: ``X`` the image (uniform over the candidates), ``Y``
-    the noisy release in an orthonormal basis of the centred releases' span. The part
+    ``config.estimate_draws`` pairs: ``X`` the batch's images (a uniform ``B``-subset of
+    the candidates; ``(B, pixels)`` for H-MINE, a set, flattened for KSG and MINE), ``Y``
+    the noisy release in an orthonormal basis of the centred releases' span (a batch's
+    mean release lies in it too). The part
     of ``Y`` orthogonal to that span is noise independent of ``X``, and isotropic noise
     stays ``N(0, s^2 I)`` in an orthonormal basis, so the projection is a sufficient
     statistic and ``I(X; Y)`` is unchanged; it is drawn directly in the span. KSG gives
@@ -290,10 +311,11 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     rank = int((singular > singular[0] * max(centred.shape) * 2.2e-16).sum())
     projected = centred @ basis[:rank].T
     generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "estimates"))
-    index = torch.randint(config.candidates, (config.estimate_draws,), generator=generator)
-    noise = torch.randn((config.estimate_draws, rank), generator=generator, dtype=torch.float64)
-    y = (projected[index] + s * noise).numpy()
-    x = world.images[index.to(world.device)].reshape(config.estimate_draws, -1).cpu().numpy()
+    draws = config.estimate_draws
+    index = _subsets(generator, config.candidates, config, draws)
+    noise = torch.randn((draws, rank), generator=generator, dtype=torch.float64)
+    y = (projected[index].mean(dim=1) + s * noise).numpy()
+    x = world.images[index.to(world.device)].reshape(draws, config.batch_size, -1).cpu().numpy()
     train = DVTrainingConfig(
         steps=config.estimate_steps,
         batch_size=min(256, config.estimate_draws // 2),
@@ -301,10 +323,11 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     )
     options = {"config": train, "seed": config.seed, "device": world.device}
     fits = {
-        "mine": mine_estimate(x, y, **options),
-        "hmine": hmine_estimate(x[:, None], y, **options),
+        "mine": mine_estimate(x.reshape(draws, -1), y, **options),
+        "hmine": hmine_estimate(x, y, **options),
     }
-    bits = {"ksg": {"bits": ksg_mutual_information(x, y) / math.log(2), "ci_bits": None}}
+    ksg = ksg_mutual_information(x.reshape(draws, -1), y) / math.log(2)
+    bits = {"ksg": {"bits": ksg, "ci_bits": None}}
     for name, fit in fits.items():
         ci = [fit.ci_low / math.log(2), fit.ci_high / math.log(2)]
         bits[name] = {"bits": fit.value / math.log(2), "ci_bits": ci}
@@ -315,21 +338,26 @@ def _record(world: _World, p: float, s: float) -> dict:
     config = world.config
     mask, releases, per_p = world.at_rate(p)
     releases_np = releases.numpy()
-    ceiling = leakage.ceiling_bits(config.candidates, batch_size=1)
-    exact = leakage.exact_leakage(
-        releases_np, s, samples=config.samples, confidence=CONFIDENCE, seed=config.seed
+    m, b = config.candidates, config.batch_size
+    ceiling = leakage.ceiling_bits(m, b, replacement=False)
+    exact = leakage.batch_leakage(
+        releases_np, s, b, samples=config.samples, confidence=CONFIDENCE, seed=config.seed
     )
     generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "noise"))
-    clean = releases[world.targets]
+    clean = releases[world.targets].mean(dim=1)
     noisy = clean + s * torch.randn(clean.shape, generator=generator, dtype=torch.float64)
     successes = _attack_successes(world, mask, noisy, _seed_of(config.seed, p, s, "attack"))
     trials = config.attack_targets
     fano = {}
     for name, hits in successes.items():
         fano[name] = leakage.fano_lower_confidence_bits(
-            config.candidates, trials - hits, trials, CONFIDENCE
+            exact.secrets, trials - hits, trials, CONFIDENCE
         )
-    gaussian = leakage.gaussian_channel_bound_bits(releases_np, s) if s > 0 else None
+    gaussian = None
+    if s > 0:  # the batch mean's covariance: finite-population correction (module docstring)
+        correction = (m - b) / (b * (m - 1))
+        gaussian = leakage.gaussian_channel_bound_bits(releases_np * math.sqrt(correction), s)
+    success, success_ci = exact.bayes_success, exact.bayes_success_ci
     status = {
         kind: leakage.theorem1_status(
             per_p[f"theorem1_{kind}_bits"],
@@ -342,18 +370,20 @@ def _record(world: _World, p: float, s: float) -> dict:
     return {
         "p": p,
         "noise_std": s,
-        "candidates": config.candidates,
-        "distinct": exact.distinct,
+        "candidates": m,
+        "batch_size": b,
+        "secrets_log2": math.log2(exact.secrets),
         "ceiling_bits": float(ceiling),
         "exact_bits": float(exact.bits),
         "exact_ci_bits": [float(v) for v in exact.ci_bits],
         "exact_is_exact": bool(exact.exact),
-        "bayes_success": float(exact.bayes_success),
-        "bayes_success_ci": [float(v) for v in exact.bayes_success_ci],
+        "exact_method": exact.method,
+        "bayes_success": None if success is None else float(success),
+        "bayes_success_ci": None if success_ci is None else [float(v) for v in success_ci],
         "gaussian_bound_bits": None if gaussian is None else float(gaussian),
         **per_p,
         "dp_success_bound": leakage.gaussian_mechanism_success_bound(
-            config.candidates, per_p["sensitivity"], s
+            exact.secrets, per_p["sensitivity"], s
         ),
         "theorem1_status": status,
         "fano_lower_bits": fano,
@@ -408,7 +438,7 @@ def format_table(records: list[dict]) -> str:
         lines.append(
             f"{r['p']:>5.2f} {r['noise_std']:>7.3g} {r['candidates']:>5d} "
             f"{r['ceiling_bits']:>7.2f} {r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] "
-            f"{r['bayes_success']:>5.2f} {r['dp_success_bound']:>5.2f} "
+            f"{_bits(r['bayes_success']):>5} {r['dp_success_bound']:>5.2f} "
             f"{_bits(r['gaussian_bound_bits']):>8} "
             f"{r['theorem1_published_bits']:>10.1f} {status['published']:>9} "
             f"{r['theorem1_corrected_bits']:>10.1f} {status['corrected']:>9} "

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 STATUS_MARKERS = {"valid": "o", "vacuous": "^", "violated": "X"}
 #: (record field, label, colour, line style, marker) of the curves of a bits panel.
 _CURVES = (
-    ("ceiling_bits", "ceiling log2 M", "black", "-", ""),
+    ("ceiling_bits", "ceiling log2 N (N = C(M, B) batches)", "black", "-", ""),
     ("exact_bits", "exact I(X; Y) (95% CI band)", "tab:blue", "-", "o"),
     ("gaussian_bound_bits", "Gaussian-channel bound (s > 0)", "tab:orange", "--", "d"),
     ("fano_sgi", "Fano lower bound from SGI", "tab:green", ":", "v"),
@@ -121,18 +121,20 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
     for colour, (s, rows) in zip(colours, groups.items(), strict=True):
         ps = [r["p"] for r in rows]
         tag = f"s={s:g}"
+        # the Bayes success is None where the exact leakage is only bracketed (B > 1, many N)
+        known = [r for r in rows if r["bayes_success"] is not None]
         ax.plot(
-            ps,
-            [r["bayes_success"] for r in rows],
+            [r["p"] for r in known],
+            [r["bayes_success"] for r in known],
             "o-",
             color=colour,
             label=f"Bayes-optimal, s = {s:g}",
             gid=f"bayes_success/{tag}",
         )
         ax.fill_between(
-            ps,
-            [r["bayes_success_ci"][0] for r in rows],
-            [r["bayes_success_ci"][1] for r in rows],
+            [r["p"] for r in known],
+            [r["bayes_success_ci"][0] for r in known],
+            [r["bayes_success_ci"][1] for r in known],
             color=colour,
             alpha=0.2,
             linewidth=0,
@@ -159,12 +161,12 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
             )
     first = next(iter(groups.values()))
     ps = sorted({r["p"] for rows in groups.values() for r in rows})
+    secrets_log2 = first[0].get("secrets_log2", math.log2(first[0]["candidates"]))
     ax.plot(
         ps,
-        [1 / first[0]["candidates"]] * len(ps),
+        [2.0**-secrets_log2] * len(ps),
         color="grey",
         linewidth=1,
-        label="chance 1/M",
         gid="chance",
     )
     ax.set(
@@ -189,7 +191,7 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
             ("GI attack", ":", "^"),
         )
     ]
-    legend.append(Line2D([], [], color="grey", linewidth=1, label="chance 1/M"))
+    legend.append(Line2D([], [], color="grey", linewidth=1, label="chance 1/N"))
     ax.legend(
         handles=legend,
         loc="upper center",
@@ -245,7 +247,7 @@ def _theorem1_samples_panel(ax, records: Sequence[dict]) -> None:
     legend += [
         Line2D([], [], color="dimgrey", linestyle="-", marker="o", label="as published"),
         Line2D([], [], color="dimgrey", linestyle="--", marker="s", label="corrected"),
-        Line2D([], [], color="black", label="ceiling log2 M"),
+        Line2D([], [], color="black", label="ceiling log2 N"),
     ]
     ax.legend(
         handles=legend,
@@ -347,7 +349,7 @@ def plot_leakage_bits(records: Sequence[dict], estimate_records: Sequence[dict] 
     violated), the Fano lower bounds from SGI's and GI's identification error, and the
     estimators' values where the records have them. Bottom row: the Bayes-optimal
     success with its band beside the DP bound on any attack's success, SGI's and GI's
-    success, per ``s``, and chance ``1/M``; Theorem 1 against the sample size behind
+    success, per ``s``, and chance ``1/N``; Theorem 1 against the sample size behind
     ``d*`` and ``Delta`` (when the records have ``theorem1_by_samples``); the estimators
     with their intervals against the exact value of ``estimate_records``. Points whose
     value is None, NaN or infinite are left out. Returns the figure.
@@ -399,10 +401,11 @@ def plot_leakage_bits(records: Sequence[dict], estimate_records: Sequence[dict] 
         fontsize="small",
         frameon=False,
     )
-    m = records[0]["candidates"]
+    m, b = records[0]["candidates"], records[0].get("batch_size", 1)
+    secret = "one target digit" if b == 1 else f"a target batch of B = {b} digits"
     fig.suptitle(
-        f"Leakage of one target digit drawn from M = {m} candidates through one pruned "
-        "FedSGD update, in bits"
+        f"Leakage of {secret} drawn from M = {m} candidates through one pruned FedSGD "
+        "update, in bits"
     )
     fig.subplots_adjust(
         left=0.05,

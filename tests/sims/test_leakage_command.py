@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 
 import numpy as np
 import pytest
+import torch
 from scipy import stats
 
+from bounds.leakage import gaussian_channel_bound_bits
+from sims.attacks import identify
 from sims.cli import main
 from sims.core.gradstats import gradient_statistics
 from sims.experiments.leakage import LeakageConfig, _World, run_leakage
@@ -126,3 +131,43 @@ def test_theorem1_is_reevaluated_on_the_first_n_candidates():
         assert row["delta_nats"] == pytest.approx(stats_n.delta, rel=1e-9)
     # the record's main Theorem 1 fields are those of stats_samples = 6, between the two
     assert rows[0]["delta_nats"] != record["delta_nats"] != rows[1]["delta_nats"]
+
+
+def test_batches_of_two_bounds_in_order_and_the_gaussian_bound_of_the_means():
+    # B = 2 of M = 8: N = C(8, 2) = 28 batches, enumerated exactly.
+    config = LeakageConfig(
+        candidates=8, batch_size=2, rates=(0.5,), noise_stds=(0.0, 0.05), samples=256,
+        attack_targets=3, attack_iterations=3, stats_samples=4, device="cpu",
+    )  # fmt: skip
+    silent, noisy = run_leakage(config, progress=False)
+    for row in (silent, noisy):
+        assert row["ceiling_bits"] == pytest.approx(math.log2(28), abs=1e-12)
+        assert row["exact_method"] in ("exact", "enumerated")
+        low, high = row["exact_ci_bits"]
+        assert max(row["fano_lower_bits"].values()) <= high and low <= row["ceiling_bits"]
+    assert silent["exact_bits"] == pytest.approx(math.log2(28), abs=1e-12)  # distinct means
+    # The Gaussian-channel bound on the covariance of the 28 batch means, built here by
+    # enumerating the batches (the study uses the finite-population correction instead).
+    _, releases, _ = _World(config).at_rate(0.5)
+    r = releases.numpy()
+    means = np.array([(r[i] + r[j]) / 2 for i, j in itertools.combinations(range(8), 2)])
+    want = gaussian_channel_bound_bits(means, 0.05)
+    assert noisy["gaussian_bound_bits"] == pytest.approx(want, rel=1e-9)
+    assert noisy["gaussian_bound_bits"] >= noisy["exact_ci_bits"][0]
+
+
+def test_identify_names_the_subset_of_least_total_distance():
+    # against a loop over every ordered choice of 2 distinct candidates
+    generator = torch.Generator().manual_seed(0)
+    candidates = torch.rand((7, 4), generator=generator, dtype=torch.float64)
+    for _ in range(20):
+        found = torch.rand((2, 4), generator=generator, dtype=torch.float64)
+        best = min(
+            itertools.permutations(range(7), 2),
+            key=lambda pair: sum(
+                float((found[k] - candidates[j]).norm()) for k, j in enumerate(pair)
+            ),
+        )
+        assert identify(found, candidates) == sorted(best)
+    with pytest.raises(ValueError, match="'candidates' parameter of identify"):
+        identify(torch.zeros(3, 4), torch.zeros(2, 4))
