@@ -12,9 +12,14 @@ Modules (one idea each; every public name is re-exported here):
   ``ExactLeakage``: :math:`I(X;Y) = \log_2 M - \mathbb E H(\text{posterior})` and the
   Bayes-optimal success :math:`\mathbb E\max_j \pi_j`, Monte Carlo in log space with an
   interval; exact for equal releases, :math:`s = 0` and :math:`M = 2`.
+- ``batches``: ``batch_leakage(releases, noise_std, batch_size, ...)`` -> ``BatchLeakage``:
+  the secret is a uniform :math:`B`-subset of the candidates (:math:`N = \binom{M}{B}`),
+  the release the noisy mean of its members' releases; exact posterior over all :math:`N`
+  subsets when :math:`N` is small enough, else an InfoNCE / leave-one-out bracket.
 - ``binary``: two candidates, the binary-input Gaussian channel by quadrature
   (``binary_channel_bits``) and :math:`\Phi(d/(2s))` (``binary_channel_success``).
-- ``ceiling``: ``ceiling_bits(M, B)`` :math:`= B\log_2 M`, the secret's entropy bound.
+- ``ceiling``: ``ceiling_bits(M, B)`` :math:`= B\log_2 M`, the secret's entropy bound
+  (:math:`\log_2\binom{M}{B}` with ``replacement=False``).
 - ``gaussian_channel``: ``gaussian_channel_bound_bits``,
   :math:`\tfrac12\log_2\det(I + \Sigma/s^2)` (maximum entropy; any release distribution).
 - ``reconstruction``: ``gaussian_mechanism_success_bound`` (Hayes et al. 2023, ReRo of
@@ -33,6 +38,7 @@ Order that must hold at every point (within intervals):
 
 from __future__ import annotations
 
+from bounds.leakage.batches import BatchLeakage, batch_leakage
 from bounds.leakage.binary import binary_channel_bits, binary_channel_success
 from bounds.leakage.ceiling import ceiling_bits
 from bounds.leakage.exact import ExactLeakage, exact_leakage
@@ -44,7 +50,9 @@ from bounds.leakage.status import STATUSES, theorem1_status
 
 __all__ = [
     "STATUSES",
+    "BatchLeakage",
     "ExactLeakage",
+    "batch_leakage",
     "binary_channel_bits",
     "binary_channel_success",
     "ceiling_bits",

@@ -40,10 +40,13 @@ def fano_lower_bound_bits(candidates: int, error_probability: float) -> float:
     convex in :math:`P_e` with minimum 0 at :math:`P_e = (M-1)/M` (blind guessing); above
     that it grows again (an attack that is wrong too often is informative, e.g.
     :math:`M = 2`, :math:`P_e = 1` gives 1 bit). The clip at 0 only removes rounding.
+    :math:`M` may be an astronomically large Python int (e.g. :math:`\binom{1797}{64}`,
+    the batches of :func:`~bounds.leakage.batches.batch_leakage`): ``math.log2`` takes
+    exact integers of any size.
 
     Parameters
     ----------
-    candidates : :math:`M \ge 1`.
+    candidates : :math:`M \ge 1`, a Python or numpy integer of any size.
     error_probability : :math:`P_e \in [0, 1]`.
 
     Returns
@@ -56,6 +59,8 @@ def fano_lower_bound_bits(candidates: int, error_probability: float) -> float:
     3.0
     >>> fano_lower_bound_bits(2, 0.5)
     0.0
+    >>> fano_lower_bound_bits(2**200, 0.0)
+    200.0
     """
     func = "fano_lower_bound_bits"
     m = check_int("candidates", candidates, func=func, low=1)
@@ -84,7 +89,7 @@ def fano_lower_confidence_bits(
 
     Parameters
     ----------
-    candidates : :math:`M \ge 1`.
+    candidates : :math:`M \ge 1`, any size (as in :func:`fano_lower_bound_bits`).
     errors : wrong identifications, in :math:`[0, n]`.
     trials : :math:`n \ge 1`.
     confidence : in (0, 1).

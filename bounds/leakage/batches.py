@@ -1,0 +1,523 @@
+r"""Leakage of a batch of :math:`B` distinct candidates through the noisy mean of their releases.
+
+Model. The client's batch is a uniformly random :math:`B`-subset :math:`S` of the :math:`M`
+candidates (drawn without replacement, unordered: what a shuffled data loader draws), so
+there are :math:`N = \binom{M}{B}` equally likely secrets. For one FedSGD step with the
+mean loss over the batch and a data-independent mask, the release of a batch is the mean
+of its members' single-candidate releases (row :math:`i` of ``releases`` is
+:math:`r_i`, computed by ``sims``), and the server sees
+
+.. math::
+
+    Y = r_S + Z,\qquad r_S = \frac1B\sum_{i\in S} r_i,\qquad Z\sim N(0, s^2 I_k).
+
+With :math:`c_i = (r_i - \bar r)/s` (centred, scaled; the posterior is translation
+invariant), :math:`G = (\langle c_i, c_j\rangle)_{ij}` the :math:`M\times M` Gram matrix and
+:math:`a_i = \langle y/s, c_i\rangle`, the log-likelihood of a subset up to a constant is
+
+.. math::
+
+    \ell_S(y) = \frac1B\sum_{i\in S} a_i - \frac1{2B^2}\sum_{i,j\in S} G_{ij}
+
+(expand :math:`-\|y/s - \tfrac1B\sum_{i\in S} c_i\|^2/2`). Since :math:`\sum_i c_i = 0`,
+:math:`\sum_{i\in S} c_i = -\sum_{i\notin S} c_i`, so a subset and its complement give the
+same quadratic term and opposite linear terms: subsets are enumerated through the smaller of
+:math:`S` and its complement. Uniform prior, bits (Cover & Thomas, *Elements of Information
+Theory*, 2nd ed., eq. 2.43):
+
+.. math::
+
+    I(S; Y) = \log_2 N - \mathbb E\, H(\pi(Y)),\qquad
+    \Pr[\text{Bayes success}] = \mathbb E\max_S \pi_S(Y),\qquad
+    \pi_S(y) \propto e^{\ell_S(y)}.
+
+Methods (``BatchLeakage.method``):
+
+- ``"exact"``: no Monte Carlo. :math:`B = M` (:math:`N = 1`, 0 bits); all releases equal
+  (0 bits, success :math:`1/N`); :math:`s = 0` with :math:`N\le` ``max_enumerated``
+  (entropy of the distinct batch means, grouping subsets whose means are equal, success
+  = groups / :math:`N`); :math:`B = 1` where :func:`~bounds.leakage.exact.exact_leakage` is
+  exact.
+- ``"monte_carlo"``: :math:`B = 1`, delegated to ``exact_leakage`` (same numbers).
+- ``"enumerated"``: :math:`s > 0`, :math:`N \le` ``max_enumerated``: Monte Carlo over
+  :math:`(S, Z)` with the exact posterior over all :math:`N` subsets (log space, chunked:
+  neither the :math:`(N, k)` matrix of means nor a :math:`(\text{draws}, N)` array above
+  ``_CHUNK_FLOATS`` floats is formed). Interval: the CLT interval of the per-draw
+  :math:`\log_2 N - H(\pi)` and :math:`\max\pi`, clipped to :math:`[0, \log_2 N]` and
+  :math:`[1/N, 1]`, as in ``exact_leakage``.
+- ``"bracket"``: :math:`s > 0`, :math:`N >` ``max_enumerated``: two Monte Carlo bounds with
+  :math:`K` = ``negatives`` subsets :math:`S_1..S_K` drawn uniformly and independently per
+  draw (independent of :math:`(S, Y)`), with the known likelihood :math:`p(y\mid S)`:
+
+  .. math::
+
+      \mathbb E\log\frac{(K+1)\,p(Y\mid S)}{p(Y\mid S) + \sum_k p(Y\mid S_k)}
+      \;\le\; I(S;Y) \;\le\;
+      \mathbb E\log\frac{K\,p(Y\mid S)}{\sum_k p(Y\mid S_k)}.
+
+  Left: InfoNCE with the optimal critic :math:`\log p(y\mid s)` (van den Oord et al. 2018,
+  arXiv:1807.03748; Poole et al. 2019, "On variational bounds of mutual information", ICML,
+  eq. 12); it cannot exceed :math:`\log(K+1)`. Right: the leave-one-out bound (same paper):
+  :math:`\tfrac1K\sum_k p(y\mid S_k)` is an unbiased estimate of :math:`p(y)` given
+  :math:`y`, so by Jensen :math:`\mathbb E\log\hat p(y)\le\log p(y)` and the bound is
+  :math:`\ge \mathbb E\log p(Y\mid S)/p(Y) = I`. Both tighten as :math:`K` grows; the
+  bracket is wide when :math:`I \gg \log_2(K+1)`.
+- ``"assumed_distinct"``: :math:`s = 0`, :math:`N >` ``max_enumerated``: ``bits`` =
+  :math:`\log_2 N` on the **assumption** that different subsets have different mean
+  releases (true for generic real-valued releases; quantised releases, e.g. integer pixel
+  values, can have :math:`r_1 + r_4 = r_2 + r_3`, and then :math:`\log_2 N` is only the
+  entropy ceiling, an upper bound). Not checked (that would need the enumeration); if two
+  single releases are equal the assumption is certainly false and a ValueError asks for a
+  larger ``max_enumerated``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from bounds.leakage._releases import centred, distinct_rows, release_matrix
+from bounds.leakage.exact import exact_leakage
+from bounds.leakage.intervals import mean_interval
+from bounds.validation import check_int, check_open_unit, check_real
+
+METHODS = ("exact", "monte_carlo", "enumerated", "bracket", "assumed_distinct")
+# Enumerate when N <= this. At M = 1797, B = 2 (N = 1,614,006) 1024 draws take ~10 s on one
+# core; the subset table costs 4 B (min(B, M - B)) bytes per subset (13 MB there).
+DEFAULT_MAX_ENUMERATED = 2_000_000
+# Negatives per draw of the bracket: the lower bound saturates at log2(1024) = 10 bits.
+DEFAULT_NEGATIVES = 1023
+# Floats per working array (draws x subsets, or draws x negatives x k): 8 MiB; a few such
+# arrays live at once, so the temporaries stay well under 64 MiB.
+_CHUNK_FLOATS = 1 << 20
+# The M x M Gram matrix is used when it has at most this many entries (64 MiB); beyond,
+# the quadratic terms are computed from the k-dimensional sums instead (same algebra).
+_GRAM_FLOATS = 1 << 23
+_MAX_SAMPLES = 1 << 30
+_MAX_NEGATIVES = 1 << 20
+# Centred releases over s beyond 1e150 would overflow the squared norms (float64 max 1.8e308).
+_MAX_SCALED = 1e150
+# Fixed weights of the hash that pre-groups the noiseless batch sums (ties are then checked
+# exactly, so the hash only affects speed, never the result).
+_HASH_SEED = 20240917
+
+
+@dataclass(frozen=True)
+class BatchLeakage:
+    r"""Leakage of a uniformly random :math:`B`-subset through its noisy mean release (bits).
+
+    Attributes
+    ----------
+    bits : :math:`I(S; Y)` in bits: exact, a Monte Carlo mean, or (``"bracket"``) the
+        midpoint of ``bracket_bits``, or (``"assumed_distinct"``) :math:`\log_2 N`.
+    ci_bits : (low, high) confidence interval of :math:`I(S;Y)` (zero width when exact).
+    bayes_success : :math:`\mathbb E\max_S \pi_S(Y)`, the MAP attacker's probability of
+        naming the whole batch; None where not computed (``"bracket"``).
+    bayes_success_ci : (low, high) interval of ``bayes_success``, or None.
+    candidates : :math:`M`.
+    batch_size : :math:`B`.
+    secrets : :math:`N = \binom{M}{B}`, a Python int (may be astronomically large).
+    method : one of ``METHODS`` (module docstring).
+    samples : Monte Carlo draws used (0 without Monte Carlo).
+    noise_std : :math:`s`.
+    exact : True when computed without Monte Carlo and without assumption.
+    bracket_bits : (lower, upper) Monte Carlo means of the InfoNCE and leave-one-out bounds,
+        clipped to :math:`[0, \log_2 N]` (``"bracket"`` only, else None).
+    """
+
+    bits: float
+    ci_bits: tuple[float, float]
+    bayes_success: float | None
+    bayes_success_ci: tuple[float, float] | None
+    candidates: int
+    batch_size: int
+    secrets: int
+    method: str
+    samples: int
+    noise_std: float
+    exact: bool
+    bracket_bits: tuple[float, float] | None = None
+
+
+def _exact(bits, success, m, b, n, s, method="exact"):
+    bits, success = float(bits), float(success)
+    return BatchLeakage(
+        bits=bits,
+        ci_bits=(bits, bits),
+        bayes_success=success,
+        bayes_success_ci=(success, success),
+        candidates=m,
+        batch_size=b,
+        secrets=n,
+        method=method,
+        samples=0,
+        noise_std=s,
+        exact=True,
+    )
+
+
+def _all_subsets(m: int, b: int) -> np.ndarray:
+    """(b, N) int array: column n is the n-th b-subset of range(m), lexicographic order."""
+    n = math.comb(m, b)
+    if b == 1:
+        return np.arange(m, dtype=np.intp)[None, :]
+    if b == 2:
+        return np.stack(np.triu_indices(m, 1)).astype(np.intp)
+    flat = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations(range(m), b)),
+        dtype=np.intp,
+        count=n * b,
+    )
+    return np.ascontiguousarray(flat.reshape(n, b).T)
+
+
+def _random_subsets(rng: np.random.Generator, m: int, b: int, n: int) -> np.ndarray:
+    """(n, b) rows, each an independent uniform b-subset of range(m) (unordered, distinct).
+
+    Floyd's algorithm (Bentley & Floyd 1987, CACM 30(9), "A sample of brilliance") vectorised
+    over rows, O(n b^2), for b^2 <= 4 m; else the b smallest of m uniform keys per row.
+    """
+    if b * b <= 4 * m:
+        out = np.empty((n, b), dtype=np.intp)
+        for col, j in enumerate(range(m - b, m)):
+            t = rng.integers(0, j + 1, size=n)
+            if col:
+                t = np.where((out[:, :col] == t[:, None]).any(axis=1), j, t)
+            out[:, col] = t
+        return out
+    rows = max(1, _CHUNK_FLOATS // m)
+    return np.concatenate(
+        [
+            np.argpartition(rng.random((min(rows, n - i), m)), b - 1, axis=1)[:, :b]
+            for i in range(0, n, rows)
+        ]
+    )
+
+
+def _subset_sums(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values[i]`` over each subset; ``subsets`` (b, ...) indexes the first axis."""
+    total = values[subsets[0]].copy()
+    for col in subsets[1:]:
+        total += values[col]
+    return total
+
+
+def _quadratic_terms(scaled: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    r""":math:`\sum_{i,j\in S} G_{ij} = \|\sum_{i\in S} c_i\|^2` for every column of ``subsets``."""
+    m, k = scaled.shape
+    n = subsets.shape[1]
+    out = np.empty(n)
+    if m * m <= _GRAM_FLOATS:
+        gram = scaled @ scaled.T
+        for start in range(0, n, _CHUNK_FLOATS):
+            block = subsets[:, start : start + _CHUNK_FLOATS]
+            out[start : start + block.shape[1]] = sum(gram[p, q] for p in block for q in block)
+        return out
+    rows = max(1, _CHUNK_FLOATS // max(k, 1))
+    for start in range(0, n, rows):
+        sums = _subset_sums(scaled, subsets[:, start : start + rows])
+        out[start : start + sums.shape[0]] = np.einsum("ij,ij->i", sums, sums)
+    return out
+
+
+def _enumerated(scaled: np.ndarray, b: int, samples: int, rng: np.random.Generator):
+    """Per-draw ``log2 N - H(posterior)`` (bits) and ``max posterior`` over all N subsets."""
+    m, k = scaled.shape
+    small = min(b, m - b)  # enumerate S, or its complement when that is smaller
+    # Complements: sum_{S} c_i = -sum_{S^c} c_i (centred). The sign flips y and every
+    # likelihood together (a reflection), so it cannot change the numbers; kept for clarity.
+    sign = 1.0 if small == b else -1.0
+    subsets = _all_subsets(m, small)
+    n_sub = subsets.shape[1]
+    offset = _quadratic_terms(scaled, subsets) / (2 * b * b)
+    draws = max(1, min(samples, _CHUNK_FLOATS // (n_sub + m + k)))
+    block = max(1, min(n_sub, _CHUNK_FLOATS // draws))
+    info = np.empty(samples)
+    success = np.empty(samples)
+    log2_n = math.log2(n_sub)
+    for start in range(0, samples, draws):
+        d = min(draws, samples - start)
+        truth = subsets[:, rng.integers(n_sub, size=d)]  # (small, d), uniform over subsets
+        y = sign * _subset_sums(scaled, truth) / b + rng.standard_normal((d, k))
+        a = sign * (scaled @ y.T) / b  # (m, d): a_i / B, signed for complements
+        top = np.full(d, -np.inf)
+        z = np.zeros(d)  # sum_S exp(l_S - top)
+        t = np.zeros(d)  # sum_S exp(l_S - top) (top - l_S)
+        for lo in range(0, n_sub, block):
+            logits = _subset_sums(a, subsets[:, lo : lo + block])  # (block, d)
+            logits -= offset[lo : lo + block, None]
+            new_top = np.maximum(top, logits.max(axis=0))
+            if lo:
+                shrink = np.exp(top - new_top)
+                t = shrink * (t + (new_top - top) * z)
+                z = shrink * z
+            gap = new_top - logits
+            weights = np.exp(-gap)
+            z += weights.sum(axis=0)
+            t += np.einsum("ij,ij->j", weights, gap)
+            top = new_top
+        entropy_bits = (np.log(z) + t / z) / math.log(2)
+        info[start : start + d] = log2_n - entropy_bits
+        success[start : start + d] = 1.0 / z
+    return info, success
+
+
+def _log_likelihoods(scaled: np.ndarray, y: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    r""":math:`\ell_S = \langle y, m_S\rangle - \|m_S\|^2/2` for subsets (d, j, b), y (d, k)."""
+    b = subsets.shape[-1]
+    sums = _subset_sums(scaled, np.moveaxis(subsets, -1, 0))  # (d, j, k)
+    return (np.einsum("djk,dk->dj", sums, y) - 0.5 * np.einsum("djk,djk->dj", sums, sums) / b) / b
+
+
+def _bracket(scaled: np.ndarray, b: int, samples: int, negatives: int, rng):
+    """Per-draw InfoNCE (lower) and leave-one-out (upper) terms, in bits."""
+    m, k = scaled.shape
+    width = max(k, 1) * b
+    draws = max(1, min(samples, _CHUNK_FLOATS // ((negatives + 1) * width)))
+    per_block = max(1, _CHUNK_FLOATS // (draws * width))
+    lower = np.empty(samples)
+    upper = np.empty(samples)
+    for start in range(0, samples, draws):
+        d = min(draws, samples - start)
+        truth = _random_subsets(rng, m, b, d)
+        y = _subset_sums(scaled, truth.T) / b + rng.standard_normal((d, k))
+        positive = _log_likelihoods(scaled, y, truth[:, None, :])[:, 0]
+        lse = np.full(d, -np.inf)  # log sum_k exp(l_{S_k}), accumulated over blocks
+        for done in range(0, negatives, per_block):
+            j = min(per_block, negatives - done)
+            others = _random_subsets(rng, m, b, d * j).reshape(d, j, b)
+            lse = np.logaddexp(lse, special.logsumexp(_log_likelihoods(scaled, y, others), 1))
+        lower_nats = math.log(negatives + 1) + positive - np.logaddexp(positive, lse)
+        upper_nats = math.log(negatives) + positive - lse
+        lower[start : start + d] = lower_nats / math.log(2)
+        upper[start : start + d] = upper_nats / math.log(2)
+    return lower, upper
+
+
+def _integer_rows(r: np.ndarray, b: int) -> np.ndarray | None:
+    """``r`` as exact int64 multiples of one power of two (so sums of b rows are exact), or
+    None when the exponent range of the entries is too wide for int64."""
+    mant, expo = np.frexp(r)  # r = mant 2^expo, 1/2 <= |mant| < 1 (or 0)
+    nonzero = r != 0
+    if not nonzero.any():
+        return np.zeros(r.shape, dtype=np.int64)
+    low = int(expo[nonzero].min()) - 53
+    if int(expo[nonzero].max()) - low + math.ceil(math.log2(b)) > 62:
+        return None
+    ints = np.ldexp(mant, 53).astype(np.int64)  # exact: 53 significant bits
+    shift = np.where(nonzero, expo - 53 - low, 0)
+    return ints * np.left_shift(np.int64(1), shift)
+
+
+def _hash_weights(k: int) -> np.ndarray:
+    """Fixed random int64 weights of the pre-grouping hash (any weights give the same result)."""
+    return np.random.default_rng(_HASH_SEED).integers(
+        1, np.iinfo(np.int64).max, size=k, dtype=np.int64
+    )
+
+
+def _noiseless_group_counts(r: np.ndarray, b: int) -> np.ndarray:
+    """Multiplicities of the distinct batch sums over all b-subsets (see batch_leakage)."""
+    m, k = r.shape
+    values = _integer_rows(r, b)
+    if values is None:
+        values = r
+    subsets = _all_subsets(m, b)
+    n = subsets.shape[1]
+    weights = _hash_weights(k)
+    keys = np.empty(n, dtype=np.int64)
+    rows = max(1, _CHUNK_FLOATS // max(k, 1))
+    for start in range(0, n, rows):
+        sums = _subset_sums(values, subsets[:, start : start + rows])
+        if sums.dtype.kind == "f":
+            sums = (sums + 0.0).view(np.int64)  # + 0.0 maps -0.0 to 0.0
+        keys[start : start + sums.shape[0]] = (sums * weights).sum(axis=1)  # wraps mod 2^64
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    # Distinct keys imply distinct sums; equal keys are resolved by exact comparison.
+    shared = np.flatnonzero(counts[inverse.ravel()] > 1)
+    singles = np.ones(int(np.sum(counts == 1)), dtype=np.int64)
+    if shared.size == 0:
+        return singles
+    tied = np.unique(_subset_sums(values, subsets[:, shared]), axis=0, return_counts=True)[1]
+    return np.concatenate([singles, tied])
+
+
+def batch_leakage(
+    releases,
+    noise_std: float,
+    batch_size: int,
+    *,
+    samples: int = 4096,
+    confidence: float = 0.95,
+    seed: int = 0,
+    max_enumerated: int = DEFAULT_MAX_ENUMERATED,
+    negatives: int = DEFAULT_NEGATIVES,
+) -> BatchLeakage:
+    r""":math:`I(S; Y)` in bits for a uniform :math:`B`-subset :math:`S` and
+    :math:`Y = \tfrac1B\sum_{i\in S} r_i + N(0, s^2 I_k)`.
+
+    .. math::
+
+        I(S; Y) = \log_2\binom{M}{B} - \mathbb E\, H(\pi(Y)),\qquad
+        \pi_S(y) \propto \exp\Big(\frac1B\sum_{i\in S} a_i
+        - \frac1{2B^2}\sum_{i,j\in S} G_{ij}\Big)
+
+    (module docstring; Cover & Thomas, 2nd ed., eq. 2.43). Assumptions: :math:`S` uniform
+    on the :math:`N = \binom{M}{B}` subsets of :math:`B` distinct candidates (without
+    replacement, unordered); the release of a batch is the mean of its members' rows of
+    ``releases`` (FedSGD step on the mean loss, mask independent of the data); the noise is
+    :math:`N(0, s^2 I_k)`, independent of :math:`S`. Which method runs:
+
+    - :math:`B = 1`: :func:`~bounds.leakage.exact.exact_leakage` (same numbers; method
+      ``"exact"`` or ``"monte_carlo"``).
+    - :math:`B = M`, or all rows equal: 0 bits, exact.
+    - :math:`s = 0`, :math:`N \le` ``max_enumerated``: exact. The server learns which
+      distinct mean it saw: :math:`I = \sum_g \tfrac{n_g}{N}\log_2\tfrac{N}{n_g}` over the
+      groups of subsets with equal means, success = groups / :math:`N`. Equality is exact
+      for the mathematical means whenever the entries of ``releases`` are multiples of one
+      power of two within 62 bits of range, e.g. integers or quantised values (they are
+      summed as int64); otherwise the sums are compared as float64 sums in index order, and
+      means equal only in exact arithmetic but not after rounding count as distinct.
+    - :math:`s = 0`, :math:`N >` ``max_enumerated``: ``"assumed_distinct"``, module
+      docstring (:math:`\log_2 N`, an assumption; ValueError if two rows are equal).
+    - :math:`s > 0`, :math:`N \le` ``max_enumerated``: ``"enumerated"``, exact posterior,
+      Monte Carlo over :math:`(S, Z)` with ``samples`` draws.
+    - :math:`s > 0`, :math:`N >` ``max_enumerated``: ``"bracket"``, InfoNCE lower and
+      leave-one-out upper bound with ``negatives`` = :math:`K`; ``ci_bits`` = (CLT lower
+      limit of the lower bound, CLT upper limit of the upper bound), each from a two-sided
+      interval at ``confidence``, so it covers :math:`I` with probability at least
+      ``confidence`` (union bound over the two misses of probability
+      :math:`(1-\text{confidence})/2`); ``bits`` is the midpoint of ``bracket_bits``.
+
+    Parameters
+    ----------
+    releases : (M, k) finite array, row :math:`i` the release of candidate :math:`i` alone.
+    noise_std : :math:`s \ge 0`, Gaussian noise per coordinate (same unit as ``releases``).
+    batch_size : :math:`B`, an integer in :math:`[1, M]`.
+    samples : Monte Carlo draws, at least 2.
+    confidence : level of the intervals, in (0, 1).
+    seed : seed of ``numpy.random.default_rng``; same seed, same numbers.
+    max_enumerated : largest :math:`N` handled by enumerating all subsets (time and memory
+        grow linearly in :math:`N`), at least 0.
+    negatives : :math:`K \ge 1` negatives per draw of the bracket.
+
+    Returns
+    -------
+    BatchLeakage, bits in :math:`[0, \log_2 N]`.
+
+    Examples
+    --------
+    >>> r = np.array([[0.0], [1.0], [2.0], [3.0]])  # 0+3 = 1+2: two pairs share a mean
+    >>> res = batch_leakage(r, 0.0, 2)
+    >>> res.secrets, res.method, res.bits  # groups of sizes 1, 1, 2, 1, 1 out of 6
+    (6, 'exact', 2.2516291673878226)
+    >>> res = batch_leakage(np.eye(6), 0.3, 2, samples=500, seed=1)
+    >>> res.method, res.ci_bits[0] <= res.bits <= res.ci_bits[1] <= math.log2(15)
+    ('enumerated', True)
+    >>> big = batch_leakage(np.eye(6), 0.3, 3, samples=200, max_enumerated=10, negatives=64)
+    >>> big.method, big.bracket_bits[0] <= big.bits <= big.bracket_bits[1], big.bayes_success
+    ('bracket', True, None)
+    """
+    func = "batch_leakage"
+    r = release_matrix(releases, func)
+    m = r.shape[0]
+    s = check_real("noise_std", noise_std, func=func, low=0)
+    b = check_int("batch_size", batch_size, func=func, low=1, high=m)
+    n = check_int("samples", samples, func=func, low=2, high=_MAX_SAMPLES)
+    conf = check_open_unit("confidence", confidence, func=func)
+    seed = check_int("seed", seed, func=func, low=0)
+    cap = check_int("max_enumerated", max_enumerated, func=func, low=0)
+    neg = check_int("negatives", negatives, func=func, low=1, high=_MAX_NEGATIVES)
+    secrets = math.comb(m, b)
+    log2_n = math.log2(secrets)
+    if b == 1:
+        one = exact_leakage(r, s, samples=n, confidence=conf, seed=seed)
+        return BatchLeakage(
+            bits=one.bits,
+            ci_bits=one.ci_bits,
+            bayes_success=one.bayes_success,
+            bayes_success_ci=one.bayes_success_ci,
+            candidates=m,
+            batch_size=1,
+            secrets=m,
+            method="exact" if one.exact else "monte_carlo",
+            samples=one.samples,
+            noise_std=s,
+            exact=one.exact,
+        )
+    counts = distinct_rows(r)
+    if secrets == 1 or counts.size == 1:
+        return _exact(0.0, 1 / secrets, m, b, secrets, s)
+    if s == 0 and secrets <= cap:
+        groups = _noiseless_group_counts(r, b)
+        bits = float(np.sum(groups / secrets * np.log2(secrets / groups)))
+        return _exact(min(bits, log2_n), groups.size / secrets, m, b, secrets, s)
+    if s == 0:
+        if counts.size < m:
+            raise ValueError(
+                f"batch_leakage cannot assume distinct batch means: {m - counts.size + 1} or "
+                f"more of the {m} rows of 'releases' are equal, so subsets that swap them have "
+                f"equal means. Got max_enumerated={cap!r} instead; pass "
+                f"max_enumerated >= {secrets} to enumerate the {secrets} subsets exactly."
+            )
+        return BatchLeakage(
+            bits=log2_n,
+            ci_bits=(log2_n, log2_n),
+            bayes_success=1.0,
+            bayes_success_ci=(1.0, 1.0),
+            candidates=m,
+            batch_size=b,
+            secrets=secrets,
+            method="assumed_distinct",
+            samples=0,
+            noise_std=s,
+            exact=False,
+        )
+    scaled = centred(r) / s
+    if np.abs(scaled).max() > _MAX_SCALED:
+        raise ValueError(
+            f"The 'noise_std' parameter of {func} is too small for these releases: "
+            f"max |r - mean| / s = {np.abs(scaled).max():.3g} > {_MAX_SCALED:g} would overflow "
+            f"the squared norms. Got {s!r} instead; pass noise_std=0 for a noiseless release."
+        )
+    rng = np.random.default_rng(seed)
+    if secrets <= cap:
+        info, success = _enumerated(scaled, b, n, rng)
+        bits, bits_lo, bits_hi = mean_interval(info, conf, low=0.0, high=log2_n)
+        win, win_lo, win_hi = mean_interval(success, conf, low=1 / secrets, high=1.0)
+        return BatchLeakage(
+            bits=bits,
+            ci_bits=(bits_lo, bits_hi),
+            bayes_success=win,
+            bayes_success_ci=(win_lo, win_hi),
+            candidates=m,
+            batch_size=b,
+            secrets=secrets,
+            method="enumerated",
+            samples=n,
+            noise_std=s,
+            exact=False,
+        )
+    lower, upper = _bracket(scaled, b, n, neg, rng)
+    # Each InfoNCE term is at most log2(K + 1) (rounding of large logits aside).
+    low_top = min(log2_n, math.log2(neg + 1))
+    low_mean, low_lo, _ = mean_interval(lower, conf, low=0.0, high=low_top)
+    up_mean, _, up_hi = mean_interval(upper, conf, low=0.0, high=log2_n)
+    return BatchLeakage(
+        bits=0.5 * (low_mean + up_mean),
+        ci_bits=(low_lo, up_hi),
+        bayes_success=None,
+        bayes_success_ci=None,
+        candidates=m,
+        batch_size=b,
+        secrets=secrets,
+        method="bracket",
+        samples=n,
+        noise_std=s,
+        exact=False,
+        bracket_bits=(low_mean, up_mean),
+    )

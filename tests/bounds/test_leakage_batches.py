@@ -1,0 +1,294 @@
+"""bounds.leakage.batch_leakage: against explicit subset means, hand values and limits."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from bounds import leakage
+from bounds.leakage import batches as batches_module
+
+
+def _subset_means(releases, b):
+    """The explicit (N, k) matrix of batch means, one row per b-subset (the slow route)."""
+    return np.array(
+        [releases[list(c)].mean(axis=0) for c in itertools.combinations(range(len(releases)), b)]
+    )
+
+
+def _overlap(a, b):
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+# --- B = 1 and trivial cases -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("m", "s"), [(6, 0.7), (6, 0.0), (2, 1.3)])
+def test_batch_of_one_is_exact_leakage(m, s):
+    releases = np.random.default_rng(m).normal(size=(m, 3))
+    one = leakage.exact_leakage(releases, s, samples=300, seed=4)
+    res = leakage.batch_leakage(releases, s, 1, samples=300, seed=4)
+    assert (res.bits, res.ci_bits, res.bayes_success, res.exact) == (
+        one.bits,
+        one.ci_bits,
+        one.bayes_success,
+        one.exact,
+    )
+    assert res.method == ("exact" if one.exact else "monte_carlo")
+    assert (res.secrets, res.batch_size, res.candidates) == (m, 1, m)
+
+
+def test_whole_set_and_equal_releases_leak_nothing():
+    releases = np.random.default_rng(0).normal(size=(5, 2))
+    full = leakage.batch_leakage(releases, 1.0, 5)
+    assert (full.bits, full.secrets, full.exact, full.bayes_success) == (0.0, 1, True, 1.0)
+    same = leakage.batch_leakage(np.tile([2.0, -1.0], (6, 1)), 0.5, 3)
+    assert (same.bits, same.ci_bits, same.exact, same.secrets) == (0.0, (0.0, 0.0), True, 20)
+    assert same.bayes_success == pytest.approx(1 / 20, abs=1e-15)
+    # Huge N: still exactly 0 (no enumeration needed), success 1/N.
+    huge = leakage.batch_leakage(np.ones((1797, 3)), 0.0, 64)
+    assert huge.bits == 0.0 and huge.secrets == math.comb(1797, 64)
+
+
+# --- noiseless: hand-computed entropies ------------------------------------------------
+
+
+def test_noiseless_coinciding_means_in_one_dimension():
+    # Pairs of 0..4: sums 1, 2, 3, 4, 3, 4, 5, 5, 6, 7 -> groups 1,1,2,2,2,1,1 of N = 10.
+    # H = 4 (0.1 log2 10) + 3 (0.2 log2 5) = 1.328771 + 1.393157 = 2.721928; success 7/10.
+    res = leakage.batch_leakage(np.arange(5.0)[:, None], 0.0, 2)
+    assert res.method == "exact" and res.exact and res.samples == 0
+    assert res.bits == pytest.approx(0.4 * math.log2(10) + 0.6 * math.log2(5), abs=1e-14)
+    assert res.bits == pytest.approx(2.721928, abs=1e-6)
+    assert res.bayes_success == pytest.approx(0.7, abs=1e-15)
+
+
+def test_noiseless_ties_of_quantised_releases_and_of_equal_rows():
+    # r1 + r4 = r2 + r3 with r = 0.25, 0.5, 1.25, 1.5 (dyadic: summed exactly). Triples of
+    # five points add a fifth value 3.0 to every triple with index 4 ... hand count instead:
+    # pairs of (0.25, 0.5, 1.25, 1.5): sums 0.75, 1.5, 1.75, 1.75, 2.0, 2.75 -> one tie.
+    r = np.array([[0.25], [0.5], [1.25], [1.5]])
+    res = leakage.batch_leakage(r, 0.0, 2)
+    assert res.bits == pytest.approx(4 / 6 * math.log2(6) + 2 / 6 * math.log2(3), abs=1e-14)
+    assert res.bayes_success == pytest.approx(5 / 6, abs=1e-15)
+    # Rows a, a, b in 2-D, B = 2: {0,1} -> a, {0,2} and {1,2} -> (a+b)/2: H(1/3, 2/3).
+    res = leakage.batch_leakage([[0.1, 3.0], [0.1, 3.0], [7.3, -2.0]], 0.0, 2)
+    assert res.bits == pytest.approx(math.log2(3) - 2 / 3, abs=1e-14)
+    assert res.bayes_success == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_noiseless_ties_are_resolved_exactly_whatever_the_hash(monkeypatch):
+    # Every hash key equal: the exact comparison alone must recover the groups.
+    monkeypatch.setattr(batches_module, "_hash_weights", lambda k: np.zeros(k, dtype=np.int64))
+    res = leakage.batch_leakage(np.arange(5.0)[:, None], 0.0, 2)
+    assert res.bits == pytest.approx(0.4 * math.log2(10) + 0.6 * math.log2(5), abs=1e-14)
+    releases = np.random.default_rng(2).normal(size=(9, 3))  # float route, no ties
+    assert leakage.batch_leakage(releases, 0.0, 4).bits == math.log2(126)
+
+
+def test_noiseless_generic_releases_leak_log2_n():
+    releases = np.random.default_rng(2).normal(size=(9, 3))
+    res = leakage.batch_leakage(releases, 0.0, 4)
+    assert (res.bits, res.bayes_success, res.secrets) == (math.log2(126), 1.0, 126)
+    # Beyond the cap: the documented assumption, not exact.
+    big = leakage.batch_leakage(releases, 0.0, 4, max_enumerated=100)
+    assert big.method == "assumed_distinct" and not big.exact
+    assert big.bits == pytest.approx(math.log2(126), abs=1e-15)
+    with pytest.raises(ValueError, match="max_enumerated >= 126"):
+        leakage.batch_leakage(np.vstack([releases[:8], releases[:1]]), 0.0, 4, max_enumerated=100)
+
+
+# --- enumerated: against the explicit matrix of subset means ----------------------------
+
+
+@pytest.mark.parametrize(("m", "b", "s"), [(7, 2, 0.8), (7, 3, 0.6), (7, 5, 0.5), (8, 4, 1.0)])
+def test_enumerated_agrees_with_exact_leakage_on_the_subset_means(m, b, s):
+    # Different route: build the (N, k) means explicitly and hand them to exact_leakage as N
+    # candidates (its own Monte Carlo, distances through <y, r_j> of the means). B = 5 of 7
+    # exercises the complement enumeration; (8, 4) the self-complementary middle.
+    releases = np.random.default_rng(m * b).normal(size=(m, 3)) + 5.0
+    means = _subset_means(releases, b)
+    ref = leakage.exact_leakage(means, s, samples=40_000, seed=1, method="monte_carlo")
+    res = leakage.batch_leakage(releases, s, b, samples=40_000, seed=2)
+    assert res.method == "enumerated" and res.secrets == len(means) == math.comb(m, b)
+    assert _overlap(res.ci_bits, ref.ci_bits)
+    assert _overlap(res.bayes_success_ci, ref.bayes_success_ci)
+    # Both standard errors are ~5e-3 bits here; 0.05 would flag a wrong formula.
+    assert abs(res.bits - ref.bits) < 0.05
+
+
+def test_gram_and_k_space_quadratic_terms_agree(monkeypatch):
+    releases = np.random.default_rng(3).normal(size=(8, 4))
+    base = leakage.batch_leakage(releases, 0.7, 3, samples=500, seed=5)
+    monkeypatch.setattr(batches_module, "_GRAM_FLOATS", 0)
+    other = leakage.batch_leakage(releases, 0.7, 3, samples=500, seed=5)
+    assert other.bits == pytest.approx(base.bits, abs=1e-12)
+    assert other.bayes_success == pytest.approx(base.bayes_success, abs=1e-12)
+
+
+def test_blocked_log_sum_exp_equals_one_block(monkeypatch):
+    # Same draws (one per chunk either way), subsets in one block vs blocks of 5.
+    releases = np.random.default_rng(4).normal(size=(9, 2))
+    n = math.comb(9, 3)
+    monkeypatch.setattr(batches_module, "_CHUNK_FLOATS", n + 9 + 2)
+    one = leakage.batch_leakage(releases, 0.5, 3, samples=50, seed=6)
+    monkeypatch.setattr(batches_module, "_CHUNK_FLOATS", 5)
+    blocked = leakage.batch_leakage(releases, 0.5, 3, samples=50, seed=6)
+    assert blocked.bits == pytest.approx(one.bits, abs=1e-12)
+    assert blocked.bayes_success == pytest.approx(one.bayes_success, abs=1e-12)
+
+
+def test_small_noise_tends_to_log2_n_and_large_noise_to_zero():
+    releases = np.random.default_rng(5).normal(size=(7, 4))
+    means = _subset_means(releases, 3)
+    gaps = np.linalg.norm(means[:, None] - means[None], axis=-1)[np.triu_indices(len(means), 1)]
+    assert gaps.min() > 0.05  # so at s = 1e-4 the other logits trail by > 1e5: one-hot
+    tiny = leakage.batch_leakage(releases, 1e-4, 3, samples=256)
+    assert tiny.method == "enumerated"
+    assert tiny.bits == pytest.approx(math.log2(35), abs=1e-12)
+    assert tiny.bayes_success == pytest.approx(1.0, abs=1e-12)
+    # Gaussian-channel bound at s = 1e3: tr(Cov of means) / (2 s^2 ln 2) < 1e-5 bits.
+    huge = leakage.batch_leakage(releases, 1e3, 3, samples=256)
+    assert leakage.gaussian_channel_bound_bits(means, 1e3) < 1e-5
+    assert huge.ci_bits[0] >= 0.0 and huge.ci_bits[1] < 1e-5
+
+
+def test_enumeration_memory_is_bounded():
+    # M = 600, B = 2: N = 179,700 subsets; one (draws, N) float array would be 1.4 MB per
+    # draw. Peak stays around a few (N,)-sized arrays plus the index table.
+    releases = np.random.default_rng(8).normal(size=(600, 5))
+    tracemalloc.start()
+    leakage.batch_leakage(releases, 1.0, 2, samples=64)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 2**20
+
+
+# --- bracket ---------------------------------------------------------------------------
+
+
+def test_bracket_contains_the_enumerated_value_and_narrows_with_more_negatives():
+    releases = np.random.default_rng(6).normal(size=(8, 3))
+    s, b = 0.6, 3  # N = 56
+    enumerated = leakage.batch_leakage(releases, s, b, samples=20_000, seed=1)
+    widths = []
+    for k in (4, 32, 256):
+        res = leakage.batch_leakage(
+            releases, s, b, samples=4000, seed=2, max_enumerated=10, negatives=k
+        )
+        assert res.method == "bracket" and not res.exact and res.bayes_success is None
+        lower, upper = res.bracket_bits
+        assert res.ci_bits[0] <= lower <= res.bits <= upper <= res.ci_bits[1]
+        assert res.ci_bits[0] <= enumerated.ci_bits[1]
+        assert enumerated.ci_bits[0] <= res.ci_bits[1]
+        # Bounds of the true value, each within its Monte Carlo error (~0.02 bits here).
+        assert lower <= enumerated.bits + 0.05
+        assert upper >= enumerated.bits - 0.05
+        widths.append(upper - lower)
+    assert widths[0] > widths[1] > widths[2]
+    assert widths[2] < 0.1
+
+
+def test_bracket_limits_are_exact():
+    # Huge noise: every likelihood is equal, both bounds are log((K+1)/(K+1)) = log(K/K) = 0.
+    releases = np.random.default_rng(10).normal(size=(30, 4))
+    flat = leakage.batch_leakage(releases, 1e6, 5, samples=100, negatives=4, max_enumerated=0)
+    assert flat.method == "bracket"
+    assert flat.bracket_bits[0] == pytest.approx(0.0, abs=1e-5)  # logit spread ~ 1e-6
+    assert flat.bracket_bits[1] == pytest.approx(0.0, abs=1e-5)
+    # Tiny noise, distinct means: InfoNCE reaches its ceiling log2(K+1) (a negative equal to
+    # the truth has probability 4 / C(30, 5) per draw), the upper bound the entropy log2 N.
+    sharp = leakage.batch_leakage(releases, 1e-3, 5, samples=100, negatives=7, max_enumerated=0)
+    assert sharp.bracket_bits[0] == pytest.approx(3.0, abs=1e-6)
+    assert sharp.bracket_bits[1] == pytest.approx(math.log2(math.comb(30, 5)), abs=1e-6)
+
+
+def test_bracket_on_a_huge_number_of_batches():
+    releases = np.random.default_rng(7).normal(size=(200, 6))
+    m, b, s = 200, 10, 2.0
+    res = leakage.batch_leakage(releases, s, b, samples=1000, negatives=63)
+    assert res.secrets == math.comb(m, b) and res.method == "bracket"
+    assert 0.0 <= res.ci_bits[0] <= res.bracket_bits[0] <= res.bracket_bits[1]
+    assert res.ci_bits[1] <= math.log2(res.secrets)
+    # The mean of a uniform B-subset has covariance Sigma (M - B) / (B (M - 1)) (finite
+    # population correction), so the maximum-entropy bound applies to rescaled releases.
+    factor = math.sqrt((m - b) / (b * (m - 1)))
+    bound = leakage.gaussian_channel_bound_bits(releases * factor, s)
+    assert res.ci_bits[0] <= bound
+
+
+# --- ceiling and Fano for huge N ---------------------------------------------------------
+
+
+def test_ceiling_without_replacement_is_log2_binomial():
+    assert leakage.ceiling_bits(16, 3, replacement=False) == pytest.approx(math.log2(560))
+    # C(1797, 2) = 1797 * 1796 / 2 = 1,613,706.
+    assert leakage.ceiling_bits(1797, 2, replacement=False) == pytest.approx(
+        math.log2(1_613_706), abs=1e-12
+    )
+    assert leakage.ceiling_bits(5, 5, replacement=False) == 0.0
+    assert leakage.ceiling_bits(16, 3) == 12.0  # the default is unchanged
+    with pytest.raises(
+        ValueError, match=r"'batch_size' parameter of ceiling_bits must be in \[1, 4\]"
+    ):
+        leakage.ceiling_bits(4, 5, replacement=False)
+    with pytest.raises(ValueError, match="'replacement' parameter of ceiling_bits"):
+        leakage.ceiling_bits(4, 2, replacement="no")
+
+
+def test_fano_takes_huge_numbers_of_candidates():
+    n = math.comb(1797, 4)  # 433,141,345,690 ... any size works
+    log2_n = (math.lgamma(1798) - math.lgamma(5) - math.lgamma(1794)) / math.log(2)
+    assert leakage.fano_lower_bound_bits(n, 0.0) == pytest.approx(log2_n, abs=1e-9)
+    # P_e = 1/2: log2 N - 1 - (1/2) log2(N - 1), and log2(N - 1) = log2 N to 1e-11.
+    assert leakage.fano_lower_bound_bits(n, 0.5) == pytest.approx(log2_n / 2 - 1, abs=1e-9)
+    huge = math.comb(1797, 64)
+    assert leakage.fano_lower_bound_bits(huge, 0.0) == pytest.approx(math.log2(huge), rel=1e-15)
+    upper = 1 - 0.025 ** (1 / 100)  # Clopper-Pearson upper limit at 0 errors of 100
+    expected = (1 - upper) * math.log2(huge) - (
+        -upper * math.log2(upper) - (1 - upper) * math.log2(1 - upper)
+    )
+    assert leakage.fano_lower_confidence_bits(huge, 0, 100) == pytest.approx(expected, rel=1e-12)
+
+
+# --- validation ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"batch_size": 0}, r"'batch_size' parameter of batch_leakage must be in \[1, 4\]"),
+        ({"batch_size": 5}, r"'batch_size' parameter of batch_leakage must be in \[1, 4\]"),
+        ({"batch_size": 2.0}, "'batch_size' parameter of batch_leakage must be an integer"),
+        ({"negatives": 0}, r"'negatives' parameter of batch_leakage must be in \[1, "),
+        ({"negatives": 1.5}, "'negatives' parameter of batch_leakage must be an integer"),
+        ({"max_enumerated": -1}, r"'max_enumerated' parameter of batch_leakage must be in \[0"),
+        ({"noise_std": -1.0}, r"'noise_std' parameter of batch_leakage must be in \[0, inf\)"),
+        ({"noise_std": 1e-300}, "'noise_std' parameter of batch_leakage is too small"),
+        ({"samples": 1}, r"'samples' parameter of batch_leakage must be in \[2, "),
+        ({"confidence": 0.0}, r"'confidence' parameter of batch_leakage must be in \(0, 1\)"),
+        ({"seed": -2}, r"'seed' parameter of batch_leakage must be in \[0, inf\)"),
+        ({"releases": [[0.0], [np.nan]]}, "'releases' parameter of batch_leakage must contain"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(kwargs, message):
+    arguments = {"releases": [[0.0], [1.0], [2.0], [4.0]], "noise_std": 1.0, "batch_size": 2}
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        leakage.batch_leakage(
+            arguments.pop("releases"),
+            arguments.pop("noise_std"),
+            arguments.pop("batch_size"),
+            **arguments,
+        )
+
+
+def test_same_seed_same_numbers():
+    releases = np.random.default_rng(9).normal(size=(6, 2))
+    a = leakage.batch_leakage(releases, 1.0, 2, samples=100, seed=3)
+    b = leakage.batch_leakage(releases, 1.0, 2, samples=100, seed=3)
+    assert a == b and a.samples == 100 and a.noise_std == 1.0
