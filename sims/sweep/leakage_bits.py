@@ -10,7 +10,7 @@ in bits, so they compare with each other and with PriPrune's bound:
   that does not depend on the batch, the kept coordinates of the upload are the mean of
   the batch's single-sample releases (:func:`sims.fl.release.release_vectors`), and
   without noise ``I`` is the entropy of the groups of batches with equal releases
-  (``log2 N`` when all differ; :func:`bounds.leakage.exact_leakage` for ``B = 1``).
+  (``log2 N`` when all differ; :func:`bounds.leakage.batch_leakage`).
 * :func:`identify` and :func:`fano_bits`: the attacker names the ``B`` local samples
   nearest (L2, pixel space) to its ``B`` reconstructions, as an assignment (``B``
   distinct samples); a success is the named set equal to the batch. ``errors`` out of
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
@@ -30,6 +31,9 @@ from sims.fl.release import release_vectors
 
 #: Confidence of the Clopper-Pearson interval behind the Fano bits.
 CONFIDENCE = 0.95
+# Noiseless batch means are enumerated (exact grouping) while N * kept <= this (int64
+# sums, about a second per 2^30); beyond, batch_leakage assumes them distinct.
+ENUMERATION_BUDGET = 1 << 30
 # The upload must equal the mean of the batch's single releases to this relative
 # tolerance (float32 kernels, batched versus not), else the release model does not hold.
 _RELEASE_RTOL = 1e-4
@@ -84,7 +88,7 @@ def exact_bits(
     gradient_at: str,
     local_steps: int,
     max_candidates: int,
-) -> float | None:
+) -> leakage.BatchLeakage | None:
     """``I(batch; upload)`` in bits for the round of ``upload`` (a record of the sweep's
     observer: ``w``, ``sent``, ``mask``, ``batch``), or None where it is not computed:
 
@@ -92,18 +96,23 @@ def exact_bits(
       the mean of single-sample releases (each step's gradient is taken at the previous
       step's weights);
     * ``|D_i| > max_candidates``: the ``|D_i| x kept`` release matrix would be too large;
-    * ``B > 1``: the enumeration of the batches' releases is not wired yet;
+    * ``N > ENUMERATION_BUDGET / kept`` (too many batches to group exactly) while two
+      local samples release alike (then batch means are not all distinct and no count
+      without enumeration is exact);
     * the batch's images are not found exactly once in ``D_i``, or the upload differs
       from the mean of its batch's single releases (a scheme that changes the mask or
       the weights after training with the batch's data, e.g. a FedDST readjustment
       round): the release model of :mod:`sims.fl.release` does not hold.
 
     The releases are taken at the upload's broadcast point ``w`` under its mask, with the
-    FL loop's ``lr`` and ``gradient_at``; no noise (``s = 0``).
+    FL loop's ``lr`` and ``gradient_at``; no noise (``s = 0``). Returns
+    :func:`bounds.leakage.batch_leakage`'s result (``.bits``; ``.method`` is ``"exact"``,
+    or ``"assumed_distinct"`` when ``N`` is past the enumeration budget and the single
+    releases differ: ``log2 N``, assuming no two batches have equal means).
     """
     images, _ = upload["batch"]
     batch_size = len(images)
-    if local_steps != 1 or len(local_images) > max_candidates or batch_size > 1:
+    if local_steps != 1 or len(local_images) > max_candidates:
         return None
     positions = batch_positions(images, local_images)
     if positions is None:
@@ -126,4 +135,10 @@ def exact_bits(
     scale = max(1.0, float(sent.abs().max())) if sent.numel() else 1.0
     if sent.numel() and float((predicted - sent).abs().max()) > _RELEASE_RTOL * scale:
         return None
-    return float(leakage.exact_leakage(releases.numpy(), 0.0).bits)
+    releases = releases.numpy()
+    enumerated = ENUMERATION_BUDGET // max(1, releases.shape[1])
+    if batch_size > 1 and math.comb(len(releases), batch_size) > enumerated:
+        distinct = len(np.unique(releases, axis=0)) if releases.shape[1] else 1
+        if 1 < distinct < len(releases):  # some batch means coincide, which ones unknown
+            return None
+    return leakage.batch_leakage(releases, 0.0, batch_size, max_enumerated=enumerated)

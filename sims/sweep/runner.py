@@ -151,7 +151,7 @@ def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, 
         named = leakage_bits.identify(result.images, local)
         identified.append(truth is not None and named == sorted(truth))
         rounds_of.setdefault(upload["client"], []).append(k)
-    secrets, exact, fano = [], [], []
+    secrets, exact, methods, fano = [], [], [], []
     for client in sorted(rounds_of):
         mine = rounds_of[client]
         rows = torch.as_tensor(clients[client])
@@ -159,23 +159,24 @@ def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, 
         secrets.append(leakage_bits.secrets_log2(len(rows), batch_size))
         errors = sum(not identified[k] for k in mine)
         fano.append(leakage_bits.fano_bits(len(rows), batch_size, errors, len(mine)))
-        exact.append(
-            leakage_bits.exact_bits(
-                model,
-                uploads[mine[0]],
-                train.images[rows],
-                train.labels[rows],
-                lr=job.fed.lr,
-                gradient_at=job.fed.gradient_at,
-                local_steps=job.fed.local_epochs,
-                max_candidates=job.leakage_candidates,
-            )
+        found = leakage_bits.exact_bits(
+            model,
+            uploads[mine[0]],
+            train.images[rows],
+            train.labels[rows],
+            lr=job.fed.lr,
+            gradient_at=job.fed.gradient_at,
+            local_steps=job.fed.local_epochs,
+            max_candidates=job.leakage_candidates,
         )
+        exact.append(None if found is None else found.bits)
+        methods.append(None if found is None else found.method)
     complete = bool(exact) and all(v is not None for v in exact)
     return {
         "identified_per_upload": identified,
         "leakage_secrets_log2": secrets,
         "exact_bits_per_target": exact,
+        "exact_bits_method_per_target": methods,
         "fano_bits_per_target": fano,
         "exact_bits": _mean_or_none(exact) if complete else None,
         "fano_bits": _mean_or_none(fano),
@@ -192,7 +193,9 @@ def run_job(job: AttackJob) -> dict:
     target ``nmi_per_target`` and ``psnr_per_target`` (best over rounds); means ``nmi``,
     ``psnr``, ``nmi_chance``, ``nmi_last``, ``psnr_last``; in bits (step 5)
     ``identified_per_upload``, per target ``leakage_secrets_log2`` (``log2 N``),
-    ``exact_bits_per_target`` (None where not computed) and ``fano_bits_per_target``,
+    ``exact_bits_per_target`` (None where not computed), ``exact_bits_method_per_target``
+    (``"exact"``, or ``"assumed_distinct"``: ``log2 N`` for too many batches to group)
+    and ``fano_bits_per_target``,
     their means ``exact_bits`` (None unless every target has one) and ``fano_bits``;
     ``d_star``, ``delta_nats``,
     ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);

@@ -102,19 +102,34 @@ def test_exact_bits_are_log2_of_the_local_size_when_single_uploads_differ(monkey
     assert record["exact_bits"] == pytest.approx(np.mean(record["exact_bits_per_target"]))
 
 
-def test_exact_bits_at_p_1_are_the_entropy_of_the_local_labels():
+def _label_multiset_entropy_bits(labels: np.ndarray, batch_size: int) -> float:
+    """Entropy of the multiset of labels of a uniform 1- or 2-subset, from the counts."""
+    counts = np.bincount(labels)
+    total = math.comb(len(labels), batch_size)
+    if batch_size == 1:
+        probs = [c / total for c in counts if c]
+    else:
+        probs = [math.comb(int(c), 2) / total for c in counts if c >= 2]
+        probs += [int(a) * int(b) / total for a, b in itertools.combinations(counts, 2) if a * b]
+    assert sum(probs) == pytest.approx(1.0)
+    return float(-sum(q * math.log2(q) for q in probs))
+
+
+@pytest.mark.parametrize("batch_size", [1, 2])
+def test_exact_bits_at_p_1_are_the_entropy_of_the_batch_labels(batch_size):
     """All weights pruned (biases kept): every hidden unit is a constant, only the last
-    bias moves, by lr (onehot(y) - softmax(b)): the upload names the label and nothing
-    more, so I = H(label) over D_i, from the label counts by hand."""
-    job = AttackJob.from_fields({**SMALL, "pruning.p": 1.0})
+    bias moves, by lr (onehot(y) - softmax(b)) averaged over the batch: the upload names
+    the batch's multiset of labels and nothing more, so I = H(labels of the batch), from
+    the label counts of D_i by hand."""
+    job = AttackJob.from_fields({**SMALL, "pruning.p": 1.0, "fed.batch_size": batch_size})
     record = run_job(job)
     for client, bits in zip((0, 1), record["exact_bits_per_target"], strict=True):
         _, labels = _local_data(job, client)
-        counts = np.bincount(labels.numpy())
-        counts = counts[counts > 0]
-        hand = float(np.sum(counts / counts.sum() * np.log2(counts.sum() / counts)))
+        hand = _label_multiset_entropy_bits(labels.numpy(), batch_size)
         assert bits == pytest.approx(hand, abs=1e-9)
-        assert bits < math.log2(len(labels)) - 3  # far below the secret's entropy
+        secrets = math.log2(math.comb(len(labels), batch_size))
+        assert bits < secrets - 3  # far below the secret's entropy
+    assert record["exact_bits_method_per_target"] == ["exact", "exact"]
 
 
 def test_exact_bits_are_zero_for_equal_releases_and_none_where_the_model_fails(monkeypatch):
@@ -126,7 +141,7 @@ def test_exact_bits_are_zero_for_equal_releases_and_none_where_the_model_fails(m
     same = labels == upload["batch"][1][0].cpu()
     assert int(same.sum()) > 5
     bits = leakage_bits.exact_bits(captured["model"], upload, images[same], labels[same], **options)
-    assert bits == 0.0
+    assert bits.bits == 0.0 and bits.exact
     model = captured["model"]
     # Not computed: several local steps, too many candidates, a batch not in D_i, or an
     # upload that is not the one-step release of its batch.
@@ -144,14 +159,26 @@ def test_exact_bits_are_zero_for_equal_releases_and_none_where_the_model_fails(m
 
 
 def test_job_records_bits_per_target_for_b_2_and_none_past_the_candidate_cap():
+    """B = 2: N = C(|D_i|, 2) batches, all means distinct (enumerated), I = log2 N."""
     job = AttackJob.from_fields({**SMALL, "fed.batch_size": 2, "fed.rounds": 2})
     record = run_job(job)
     sizes = [len(_local_data(job, c)[0]) for c in (0, 1)]
-    assert record["leakage_secrets_log2"] == pytest.approx(
-        [math.log2(math.comb(n, 2)) for n in sizes]
-    )
+    by_hand = [math.log2(math.comb(n, 2)) for n in sizes]
+    assert record["leakage_secrets_log2"] == pytest.approx(by_hand)
+    assert record["exact_bits_per_target"] == pytest.approx(by_hand, abs=1e-9)
+    assert record["exact_bits_method_per_target"] == ["exact", "exact"]
     assert len(record["identified_per_upload"]) == record["n_uploads"] == 4
     assert len(record["fano_bits_per_target"]) == len(record["nmi_per_target"]) == 2
+    # B = 3: N * kept past the enumeration budget, log2 N assumed (singles all differ);
+    # B = 4 at p = 1: singles of one label coincide, so some batch means do, and the
+    # C(|D_i|, 4) means are past the budget even for the few kept biases: not computed.
+    three = run_job(AttackJob.from_fields({**SMALL, "fed.batch_size": 3, "targets": 1}))
+    assert three["exact_bits_per_target"] == pytest.approx([math.log2(math.comb(sizes[0], 3))])
+    assert three["exact_bits_method_per_target"] == ["assumed_distinct"]
+    flat = run_job(
+        AttackJob.from_fields({**SMALL, "fed.batch_size": 4, "targets": 1, "pruning.p": 1.0})
+    )
+    assert flat["exact_bits_per_target"] == [None] and flat["exact_bits"] is None
     capped = run_job(AttackJob.from_fields({**SMALL, "leakage_candidates": 100}))
     assert capped["exact_bits_per_target"] == [None, None] and capped["exact_bits"] is None
     assert capped["fano_bits"] is not None
