@@ -26,7 +26,8 @@ def register(subparsers) -> None:
             f"{', '.join(packaged_configs())}; or a TOML file with name, [base], [[grid]] "
             "laid out like them), run every job not yet in the results store (one JSON "
             "line per finished job, so a killed sweep resumes), then print the "
-            "bound-versus-attack consistency table of the panels p, B, d, T it has."
+            "bound-versus-attack consistency table of the panels p, B, d, T it has "
+            "(leakage as NMI, PSNR, exact bits and Fano bits)."
         ),
     )
     parser.add_argument("config", help="packaged configuration name or TOML path")
@@ -45,6 +46,29 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def _figures(config, records, panels, rows):
+    """(name, drawing function) of each figure: NMI per panel and its consistency (as
+    before the bits were recorded), then the same for the exact and Fano bits where some
+    record holds them."""
+    out = [
+        (f"{config.name}_panels_nmi", lambda: plot_panels(config, records, panels)),
+        (f"{config.name}_consistency", lambda: plot_consistency(rows)),
+    ]
+    for metric in ("exact_bits", "fano_bits"):
+        if any(v is not None for r in records for v in r.get(f"{metric}_per_target") or []):
+            out += [
+                (
+                    f"{config.name}_panels_{metric}",
+                    lambda m=metric: plot_panels(config, records, panels, metric=m),
+                ),
+                (
+                    f"{config.name}_consistency_{metric}",
+                    lambda m=metric: plot_consistency(rows, metric=m),
+                ),
+            ]
+    return out
+
+
 def run(args) -> int:
     config = load_config(args.config)
     overrides = {"device": args.device, "data_dir": args.data_dir}
@@ -58,11 +82,8 @@ def run(args) -> int:
         if not args.no_table:
             print(format_table(rows, schemes=False))
         if args.figures:
-            for name, fig in (
-                (f"{config.name}_panels_nmi", plot_panels(config, records, panels)),
-                (f"{config.name}_consistency", plot_consistency(rows)),
-            ):
-                paths = save_figure(fig, name, directory=args.out)
+            for name, draw in _figures(config, records, panels, rows):
+                paths = save_figure(draw(), name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
     return 0
 

@@ -11,8 +11,9 @@ scheme (and all schemes pooled):
   between ``x`` and Theorem 1 / Corollary 1 evaluated on the same configurations
   (``bound_published_bits``, ``bound_corrected_bits`` of the records; one value per
   configuration);
-* ``rho``: Spearman's correlation between ``x`` and the measured leakage (NMI or PSNR
-  of each attacked target, one observation per target), with a percentile bootstrap
+* ``rho``: Spearman's correlation between ``x`` and the measured leakage of each
+  attacked target (one observation per target; the record's ``<metric>_per_target``),
+  with a percentile bootstrap
   confidence interval: targets are resampled with replacement *within* each
   configuration (the design, i.e. the x values and schemes, is kept), and Spearman's
   rho is recomputed on each resample;
@@ -21,8 +22,20 @@ scheme (and all schemes pooled):
   ``"inconclusive"`` when it contains 0, ``"flat"`` when the bound does not change
   (|rho_bound| < 0.1 or undefined) and ``"undefined"`` when the leakage does not vary.
 
-Higher NMI and higher PSNR both mean more leakage, so both are compared with the bound
-the same way. Spearman's rho handles ties by average ranks (as ``scipy.stats.spearmanr``).
+The leakage metrics (:data:`METRICS`, all recorded by :func:`sims.sweep.runner.run_job`):
+
+* ``"nmi"`` and ``"psnr"``: similarity of the reconstruction to the batch (unitless, dB);
+* ``"exact_bits"``: ``I(batch; upload)`` of one round in bits, the secret being the
+  client's batch, a uniform ``B``-subset of its local data (:mod:`sims.sweep.leakage_bits`);
+* ``"fano_bits"``: Fano's lower bound on that ``I`` in bits from the attack's
+  identifications of the batch.
+
+The last two are in the bound's unit and about a defined secret, so their direction is
+compared like with like. Higher values of all four mean more leakage, so all are
+compared with the bound the same way. Records without a metric (older stores) or with a
+None per target contribute no observation of it; a metric without two observations is
+``"undefined"``. Spearman's rho handles ties by average ranks (as
+``scipy.stats.spearmanr``).
 """
 
 from __future__ import annotations
@@ -39,7 +52,7 @@ from sims.sweep.grid import SweepConfig
 from sims.sweep.job import job_key
 from sims.sweep.panels import panel_axis, x_value
 
-METRICS = ("nmi", "psnr")
+METRICS = ("nmi", "psnr", "exact_bits", "fano_bits")
 BOUNDS = {"published": "bound_published_bits", "corrected": "bound_corrected_bits"}
 # |rho(x, bound)| below this reads as a bound that does not move with x.
 FLAT_BOUND = 0.1
@@ -54,7 +67,7 @@ class ConsistencyRow:
         panel, parameter: the panel's name and its swept job field (``"model.name"`` is
             measured by the number of parameters d).
         scheme: a scheme name or ``"all"`` (pooled, bootstrap stratified by scheme too).
-        metric: ``"nmi"`` or ``"psnr"``.
+        metric: one of :data:`METRICS`.
         n_configs, n: configurations and target observations used.
         rho_bound_published, rho_bound_corrected: Spearman(x, bound), None if undefined.
         rho, ci_low, ci_high: Spearman(x, leakage) and its bootstrap interval (None if
@@ -191,7 +204,7 @@ def consistency_rows(
 def _row(panel, axis, scheme, metric, group, n_resamples, confidence, seed) -> ConsistencyRow:
     xs, ys, strata = [], [], []
     for i, record in enumerate(group):
-        values = record.get(f"{metric}_per_target") or []
+        values = [v for v in record.get(f"{metric}_per_target") or [] if v is not None]
         xs += [x_value(record, axis)] * len(values)
         ys += values
         strata += [i] * len(values)
@@ -230,7 +243,7 @@ def _fmt(value: float | None, width: int = 6) -> str:
 def format_table(rows: Sequence[ConsistencyRow], *, schemes: bool = True) -> str:
     """Plain-text table; ``schemes=False`` keeps only the pooled rows."""
     header = (
-        f"{'panel':<6} {'parameter':<14} {'scheme':<8} {'metric':<5} {'n':>4} "
+        f"{'panel':<6} {'parameter':<14} {'scheme':<8} {'metric':<10} {'n':>4} "
         f"{'rho(x,pub)':>10} {'rho(x,cor)':>10} {'rho(x,leak) [95% CI]':>25} "
         f"{'published':>12} {'corrected':>12}"
     )
@@ -244,7 +257,7 @@ def format_table(rows: Sequence[ConsistencyRow], *, schemes: bool = True) -> str
             else "--"
         )
         lines.append(
-            f"{r.panel:<6} {r.parameter:<14} {r.scheme:<8} {r.metric:<5} {r.n:>4} "
+            f"{r.panel:<6} {r.parameter:<14} {r.scheme:<8} {r.metric:<10} {r.n:>4} "
             f"{_fmt(r.rho_bound_published, 10)} {_fmt(r.rho_bound_corrected, 10)} "
             f"{interval:>25} {r.verdict_published:>12} {r.verdict_corrected:>12}"
         )

@@ -19,6 +19,18 @@ AXIS_LABELS = {
     "fed.local_epochs": "local steps E",
 }
 
+#: Axis labels of the leakage metrics (:data:`sims.experiments.consistency.METRICS`).
+METRIC_LABELS = {
+    "nmi": "NMI",
+    "psnr": "PSNR (dB)",
+    "exact_bits": "exact I (bits)",
+    "fano_bits": "Fano lower bound (bits)",
+}
+
+
+def _metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.upper())
+
 
 def plot_panels(
     config: SweepConfig,
@@ -73,8 +85,8 @@ def plot_panels(
             ax.set_xticks(sorted({r["x"] for r in rows}))
         ax.set(
             xlabel=AXIS_LABELS.get(axis, axis),
-            ylabel=metric.upper(),
-            title=f"{attack.upper()}: {metric.upper()} vs {AXIS_LABELS.get(axis, axis)}",
+            ylabel=_metric_label(metric),
+            title=f"{attack.upper()}: {_metric_label(metric)} vs {AXIS_LABELS.get(axis, axis)}",
         )
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(
@@ -108,7 +120,7 @@ def plot_attack_comparison(
         axis = rows[0]["axis"] if rows else ""
         ax.set(title=scheme, xlabel=AXIS_LABELS.get(axis, axis))
         ax.legend(fontsize="small")
-    axes[0][0].set_ylabel(metric.upper())
+    axes[0][0].set_ylabel(_metric_label(metric))
     fig.tight_layout()
     return fig
 
@@ -170,7 +182,7 @@ def plot_consistency(rows: Sequence[ConsistencyRow], *, metric: str = "nmi"):
     )
     ax.set(
         ylim=(-1.1, 1.1),
-        ylabel=f"Spearman rho (parameter, {metric.upper()})",
+        ylabel=f"Spearman rho (parameter, {_metric_label(metric)})",
         title="Direction of leakage vs direction of Theorem 1",
     )
     fig.legend(

@@ -138,6 +138,9 @@ class AttackJob:
         attack_chunk: attacks per batched computation (memory only).
         stats_samples: samples for ``d*`` and ``Delta``, >= 2 (``d* <= n - 1``).
         nmi_levels: quantisation levels of NMI.
+        leakage_candidates: the largest local data set ``|D_i|`` whose release vectors
+            are computed for a target's exact bits (:mod:`sims.sweep.leakage_bits`);
+            larger clients get None, >= 1.
         seed: seeds the data split, model, scheme, FL run and attacks, >= 0.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``; checked here, resolved when the job runs.
     """
@@ -154,6 +157,7 @@ class AttackJob:
     attack_chunk: int = 16
     stats_samples: int = 64
     nmi_levels: int = 256
+    leakage_candidates: int = 256
     seed: int = 0
     device: str = "auto"
 
@@ -200,6 +204,7 @@ class AttackJob:
         check_int("attack_chunk", self.attack_chunk, func=func, low=1)
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
+        check_int("leakage_candidates", self.leakage_candidates, func=func, low=1)
         check_int("seed", self.seed, func=func, low=0)
         check_device(self.device, func=func)
 

@@ -49,7 +49,8 @@ def panel_rows(
     config: SweepConfig, records: Iterable[Mapping], panel: str, *, metric: str = "nmi"
 ) -> list[dict]:
     """One row per (scheme, attack, x) of ``panel``: mean and std of ``metric`` over the
-    seeds' per-target values, and the bounds. Missing records are skipped."""
+    seeds' per-target values, and the bounds. Missing records, and per-target values that
+    are None or absent (e.g. exact bits not computed, older stores), are skipped."""
     jobs = config.panels()[panel]
     axis = panel_axis(jobs)
     by_key = {r["key"]: r for r in records}
@@ -61,7 +62,7 @@ def panel_rows(
             groups.setdefault((job.pruning.scheme, job.attack, x), []).append(record)
     rows = []
     for (scheme, attack, x), group in sorted(groups.items()):
-        values = [v for r in group for v in r.get(f"{metric}_per_target", [])]
+        values = [v for r in group for v in r.get(f"{metric}_per_target") or [] if v is not None]
         row = {
             "panel": panel,
             "axis": axis,

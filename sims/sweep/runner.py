@@ -14,7 +14,14 @@ One job (:func:`run_job`) is one FL run and the attacks on it:
    (``label_mode="known"``), iDLG labels or jointly optimised ones;
 4. each reconstruction is scored against the client's batch (NMI beside its chance
    level, PSNR; :func:`estimators.image.score_reconstruction`);
-5. Theorem 1 / Corollary 1 are evaluated as published and corrected
+5. the leakage of each target in bits, about the secret "the client's batch", a
+   uniformly random B-subset of its local data D_i (N = C(|D_i|, B) values;
+   :mod:`sims.sweep.leakage_bits`): the exact bits ``I(batch; upload)`` of its first
+   attacked round (one local step, ``|D_i| <= leakage_candidates``; else None) and
+   Fano's lower bound from the attacker's identifications (it names the B local samples
+   nearest to its B reconstructions; a success is the named set equal to the batch; an
+   upload whose batch images are not found exactly once in D_i counts as an error);
+6. Theorem 1 / Corollary 1 are evaluated as published and corrected
    (:mod:`bounds.priprune`) on ``d*`` and ``Delta`` of the per-sample gradients of
    ``stats_samples`` samples of target 0 at the first attacked point, under its mask.
 
@@ -52,6 +59,7 @@ from sims.data.datasets import load_train_test
 from sims.data.partition import partition_iid
 from sims.fl.server import run_federated
 from sims.models import count_parameters
+from sims.sweep import leakage_bits
 from sims.sweep.grid import SweepConfig
 from sims.sweep.job import ATTACKS, AttackJob, job_key
 
@@ -106,7 +114,7 @@ def _attack_uploads(job: AttackJob, model, uploads: list[dict], num_classes: int
 
 
 def _bound_fields(job: AttackJob, model, upload: dict, stats_data, d: int) -> dict:
-    """Theorem 1 / Corollary 1 at the first attacked point (module docstring, step 5)."""
+    """Theorem 1 / Corollary 1 at the first attacked point (module docstring, step 6)."""
     mask = upload["mask"]
     point = mask.apply(upload["w"]) if job.fed.gradient_at == "masked" else upload["w"]
     stats = gradient_statistics(model, point, *stats_data, mask=mask)
@@ -133,15 +141,63 @@ def _mean_or_none(values) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
+def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, clients) -> dict:
+    """Identifications per upload, exact and Fano bits per target (module docstring,
+    step 5), the targets sorted as in ``nmi_per_target``."""
+    identified, rounds_of = [], {}
+    for k, (upload, result) in enumerate(zip(uploads, results, strict=True)):
+        local = train.images[clients[upload["client"]]]
+        truth = leakage_bits.batch_positions(upload["batch"][0], local)
+        named = leakage_bits.identify(result.images, local)
+        identified.append(truth is not None and named == sorted(truth))
+        rounds_of.setdefault(upload["client"], []).append(k)
+    secrets, exact, methods, fano = [], [], [], []
+    for client in sorted(rounds_of):
+        mine = rounds_of[client]
+        rows = torch.as_tensor(clients[client])
+        batch_size = len(uploads[mine[0]]["batch"][0])
+        secrets.append(leakage_bits.secrets_log2(len(rows), batch_size))
+        errors = sum(not identified[k] for k in mine)
+        fano.append(leakage_bits.fano_bits(len(rows), batch_size, errors, len(mine)))
+        found = leakage_bits.exact_bits(
+            model,
+            uploads[mine[0]],
+            train.images[rows],
+            train.labels[rows],
+            lr=job.fed.lr,
+            gradient_at=job.fed.gradient_at,
+            local_steps=job.fed.local_epochs,
+            max_candidates=job.leakage_candidates,
+        )
+        exact.append(None if found is None else found.bits)
+        methods.append(None if found is None else found.method)
+    complete = bool(exact) and all(v is not None for v in exact)
+    return {
+        "identified_per_upload": identified,
+        "leakage_secrets_log2": secrets,
+        "exact_bits_per_target": exact,
+        "exact_bits_method_per_target": methods,
+        "fano_bits_per_target": fano,
+        "exact_bits": _mean_or_none(exact) if complete else None,
+        "fano_bits": _mean_or_none(fano),
+    }
+
+
 def run_job(job: AttackJob) -> dict:
-    """Run one job (module docstring, steps 1-5) on its device and return its record
+    """Run one job (module docstring, steps 1-6) on its device and return its record
     (without key).
 
     Record fields: ``job`` (:meth:`AttackJob.as_fields`), ``d`` (model parameters),
     ``n_uploads``, per upload ``rounds``, ``clients``, ``nmi_per_upload``,
     ``psnr_per_upload``, ``nmi_chance_per_upload``, ``labels_correct_per_upload``; per
     target ``nmi_per_target`` and ``psnr_per_target`` (best over rounds); means ``nmi``,
-    ``psnr``, ``nmi_chance``, ``nmi_last``, ``psnr_last``; ``d_star``, ``delta_nats``,
+    ``psnr``, ``nmi_chance``, ``nmi_last``, ``psnr_last``; in bits (step 5)
+    ``identified_per_upload``, per target ``leakage_secrets_log2`` (``log2 N``),
+    ``exact_bits_per_target`` (None where not computed), ``exact_bits_method_per_target``
+    (``"exact"``, or ``"assumed_distinct"``: ``log2 N`` for too many batches to group)
+    and ``fano_bits_per_target``,
+    their means ``exact_bits`` (None unless every target has one) and ``fano_bits``;
+    ``d_star``, ``delta_nats``,
     ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);
     ``accuracy`` (test accuracy after T rounds); ``seconds``. Metrics are None when no
     target was sampled.
@@ -200,6 +256,7 @@ def run_job(job: AttackJob) -> dict:
         ]
         record[f"{metric}_last"] = _mean_or_none(last)
     record["nmi_chance"] = _mean_or_none(per_upload["nmi_chance"])
+    record.update(_leakage_fields(job, model, uploads, results, train, clients))
     if uploads:
         target = uploads[0]["client"]
         rows = torch.as_tensor(clients[target][: job.stats_samples])

@@ -237,6 +237,7 @@ def test_grids_expand_as_products_and_share_jobs_across_panels():
         {"inversion.iterations": 7},
         {"model.width": 8},
         {"attack": "gi"},
+        {"leakage_candidates": 100},
     ],
 )
 def test_fingerprint_changes_with_every_kind_of_number(change):
@@ -265,6 +266,7 @@ def test_fingerprint_ignores_where_a_job_runs_and_reads():
         ("pruning.scheme", "magnitude", "'scheme'.*magnitude"),
         ("seed", -1, "'seed'.*-1"),
         ("device", "tpu", "'device'.*tpu"),
+        ("leakage_candidates", 0, "'leakage_candidates'.*0"),
     ],
 )
 def test_bad_job_field_is_a_clear_value_error(field, value, match):
@@ -478,7 +480,13 @@ def test_cli_takes_a_toml_writes_under_out_and_reports(finished, tmp_path, monke
         "panels_consistency.pdf",
         "panels_panels_nmi.png",
         "panels_panels_nmi.pdf",
+        # Fano bits in every record; no exact bits (|D_i| = 719 > leakage_candidates).
+        "panels_consistency_fano_bits.png",
+        "panels_consistency_fano_bits.pdf",
+        "panels_panels_fano_bits.png",
+        "panels_panels_fano_bits.pdf",
     }
+    assert "fano_bits" in printed
 
 
 def test_cli_default_out_is_under_the_current_directory(tmp_path, monkeypatch, capsys):
