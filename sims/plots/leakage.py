@@ -114,6 +114,18 @@ def _bits_panel(ax, s: float, rows: list[dict]) -> None:
     ax.set(title=title, xlabel="base pruning rate p")
 
 
+def _legend_below(ax, handles: list, *, columns: int) -> None:
+    """A compact legend under the panel (colour and line style explained separately)."""
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.15),
+        ncol=columns,
+        fontsize="x-small",
+        frameon=False,
+    )
+
+
 def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
     import seaborn as sns
 
@@ -192,14 +204,7 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
         )
     ]
     legend.append(Line2D([], [], color="grey", linewidth=1, label="chance 1/N"))
-    ax.legend(
-        handles=legend,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.15),
-        ncol=2,
-        fontsize="x-small",
-        frameon=False,
-    )
+    _legend_below(ax, legend, columns=2)
 
 
 def _theorem1_samples_panel(ax, records: Sequence[dict]) -> None:
@@ -249,14 +254,7 @@ def _theorem1_samples_panel(ax, records: Sequence[dict]) -> None:
         Line2D([], [], color="dimgrey", linestyle="--", marker="s", label="corrected"),
         Line2D([], [], color="black", label="ceiling log2 N"),
     ]
-    ax.legend(
-        handles=legend,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.15),
-        ncol=3,
-        fontsize="x-small",
-        frameon=False,
-    )
+    _legend_below(ax, legend, columns=3)
 
 
 def _estimates_panel(ax, records: Sequence[dict]) -> None:

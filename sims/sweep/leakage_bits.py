@@ -11,9 +11,9 @@ in bits, so they compare with each other and with PriPrune's bound:
   the batch's single-sample releases (:func:`sims.fl.release.release_vectors`), and
   without noise ``I`` is the entropy of the groups of batches with equal releases
   (``log2 N`` when all differ; :func:`bounds.leakage.batch_leakage`).
-* :func:`identify` and :func:`fano_bits`: the attacker names the ``B`` local samples
-  nearest (L2, pixel space) to its ``B`` reconstructions, as an assignment (``B``
-  distinct samples); a success is the named set equal to the batch. ``errors`` out of
+* :func:`fano_bits`: the attacker names the ``B`` local samples nearest (L2, pixel space)
+  to its ``B`` reconstructions, as an assignment (``B`` distinct samples,
+  :func:`sims.attacks.identify`); a success is the named set equal to the batch. ``errors`` out of
   ``trials`` give Fano's lower bound on ``I`` at the Clopper-Pearson upper limit of the
   error (:func:`bounds.leakage.fano_lower_confidence_bits`).
 """
@@ -24,7 +24,6 @@ import math
 
 import numpy as np
 import torch
-from scipy.optimize import linear_sum_assignment
 
 from bounds import leakage
 from sims.fl.release import release_vectors
@@ -56,16 +55,6 @@ def batch_positions(batch_images: torch.Tensor, local_images: torch.Tensor) -> l
             return None
         found.append(int(hits[0]))
     return found
-
-
-def identify(reconstructions: torch.Tensor, local_images: torch.Tensor) -> list[int]:
-    """The ``B`` distinct positions of ``D_i`` the attacker names: the assignment of the
-    ``B`` reconstructions to local samples of least total L2 distance (pixel space,
-    :func:`scipy.optimize.linear_sum_assignment`), sorted."""
-    found = reconstructions.reshape(len(reconstructions), -1).double().cpu()
-    local = local_images.reshape(len(local_images), -1).double().cpu()
-    _, named = linear_sum_assignment(torch.cdist(found, local).numpy())
-    return sorted(int(j) for j in named)
 
 
 def fano_bits(local_size: int, batch_size: int, errors: int, trials: int) -> float:

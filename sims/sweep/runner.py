@@ -52,6 +52,7 @@ from bounds import priprune
 from bounds.validation import check_int
 from estimators.device import resolve_device
 from estimators.image import score_reconstruction
+from sims.attacks import identify
 from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import seeded
 from sims.core.store import ResultStore
@@ -148,7 +149,7 @@ def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, 
     for k, (upload, result) in enumerate(zip(uploads, results, strict=True)):
         local = train.images[clients[upload["client"]]]
         truth = leakage_bits.batch_positions(upload["batch"][0], local)
-        named = leakage_bits.identify(result.images, local)
+        named = identify(result.images, local)
         identified.append(truth is not None and named == sorted(truth))
         rounds_of.setdefault(upload["client"], []).append(k)
     secrets, exact, methods, fano = [], [], [], []

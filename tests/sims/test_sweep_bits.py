@@ -14,6 +14,7 @@ import torch
 from scipy.stats import beta
 
 from bounds.leakage import fano_lower_confidence_bits
+from sims.attacks import identify
 from sims.data.datasets import load_train_test
 from sims.data.partition import partition_iid
 from sims.experiments.consistency import METRICS, consistency_rows, format_table
@@ -233,7 +234,7 @@ def test_identification_is_the_best_assignment_of_distinct_samples(seed):
     # Both reconstructions near one sample half of the time: nearest neighbours collide.
     centre = local[[seed % 7, seed % 7 if seed % 2 else (seed + 3) % 7]]
     found = centre + 0.3 * torch.rand(centre.shape, generator=generator, dtype=torch.float64)
-    named = leakage_bits.identify(found, local)
+    named = identify(found, local)
     assert len(set(named)) == 2
     assert named == _named_by_brute_force(found.reshape(2, -1), local.reshape(7, -1))
 
