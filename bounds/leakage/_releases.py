@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from bounds.validation import check_finite_array
@@ -48,3 +50,25 @@ def distinct_rows(releases: np.ndarray) -> np.ndarray:
     if releases.shape[1] == 0:
         return np.array([releases.shape[0]])
     return np.unique(releases, axis=0, return_counts=True)[1]
+
+
+def group_entropy_bits(counts: np.ndarray) -> float:
+    r"""Entropy (bits) of a uniform secret observed through its group: groups of ``counts``
+    equally likely secrets, :math:`N = \sum_g c_g`.
+
+    .. math:: H = \sum_g \frac{c_g}{N}\log_2\frac{N}{c_g}
+              = \log_2 N - \frac1N\sum_g c_g\log_2 c_g
+
+    The second form is exactly :math:`\log_2 N` when every group is a single secret
+    (no rounding from summing :math:`N` equal terms), so it never exceeds the ceiling.
+
+    Examples
+    --------
+    >>> group_entropy_bits(np.array([1, 1, 1, 1]))
+    2.0
+    >>> group_entropy_bits(np.array([2, 1, 1]))
+    1.5
+    """
+    n = int(counts.sum())
+    value = math.log2(n) - float(np.sum(counts * np.log2(counts))) / n
+    return min(max(value, 0.0), math.log2(n))

@@ -80,7 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import centred, distinct_rows, release_matrix
+from bounds.leakage._releases import centred, distinct_rows, group_entropy_bits, release_matrix
 from bounds.leakage.exact import exact_leakage
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_int, check_open_unit, check_real
@@ -454,8 +454,8 @@ def batch_leakage(
         return _exact(0.0, 1 / secrets, m, b, secrets, s)
     if s == 0 and secrets <= cap:
         groups = _noiseless_group_counts(r, b)
-        bits = float(np.sum(groups / secrets * np.log2(secrets / groups)))
-        return _exact(min(bits, log2_n), groups.size / secrets, m, b, secrets, s)
+        bits = group_entropy_bits(groups)
+        return _exact(bits, groups.size / secrets, m, b, secrets, s)
     if s == 0:
         if counts.size < m:
             raise ValueError(

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import centred, distinct_rows, release_matrix
+from bounds.leakage._releases import centred, distinct_rows, group_entropy_bits, release_matrix
 from bounds.leakage.binary import binary_channel_bits, binary_channel_success
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_choice, check_int, check_open_unit, check_real
@@ -102,11 +102,6 @@ def _exact(bits, success, m, distinct, s):
         noise_std=s,
         exact=True,
     )
-
-
-def _group_entropy_bits(counts: np.ndarray) -> float:
-    m = counts.sum()
-    return float(np.sum(counts / m * np.log2(m / counts)))
 
 
 def _monte_carlo(scaled: np.ndarray, samples: int, rng: np.random.Generator):
@@ -191,7 +186,7 @@ def exact_leakage(
     if g == 1:
         return _exact(0.0, 1 / m, m, g, s)
     if s == 0:
-        return _exact(_group_entropy_bits(counts), g / m, m, g, s)
+        return _exact(group_entropy_bits(counts), g / m, m, g, s)
     if m == 2 and method == "auto":
         d = float(np.linalg.norm(r[0] - r[1]))
         return _exact(binary_channel_bits(d, s), binary_channel_success(d, s), m, g, s)

@@ -292,3 +292,14 @@ def test_same_seed_same_numbers():
     a = leakage.batch_leakage(releases, 1.0, 2, samples=100, seed=3)
     b = leakage.batch_leakage(releases, 1.0, 2, samples=100, seed=3)
     assert a == b and a.samples == 100 and a.noise_std == 1.0
+
+
+@pytest.mark.parametrize("m", [3, 7, 1000, 1797])
+def test_noiseless_distinct_releases_never_exceed_the_ceiling(m):
+    # log2 M summed as M equal terms rounds above log2 M for some M (1797 did): the
+    # "ceiling >= exact" order of every record must hold exactly, not up to rounding.
+    releases = np.arange(m, dtype=float)[:, None]
+    assert leakage.exact_leakage(releases, 0.0).bits == leakage.ceiling_bits(m)
+    assert leakage.batch_leakage(releases, 0.0, 1).bits == leakage.ceiling_bits(m)
+    two = leakage.batch_leakage(np.exp2(np.arange(min(m, 40)))[:, None], 0.0, 2)
+    assert two.bits == leakage.ceiling_bits(min(m, 40), 2, replacement=False)
