@@ -39,6 +39,31 @@ def centred(releases: np.ndarray) -> np.ndarray:
     return releases - releases.mean(axis=0)
 
 
+# Centred releases over s beyond 1e150 would overflow the squared norms (float64 max 1.8e308).
+_MAX_SCALED = 1e150
+
+
+def scaled_releases(releases: np.ndarray, noise_std: float, func: str) -> np.ndarray:
+    """Centred rows divided by ``noise_std > 0``: the posterior's logits are inner products
+    of these. ValueError naming ``noise_std`` when their squared norms would overflow.
+
+    Examples
+    --------
+    >>> scaled_releases(np.array([[0.0], [2.0]]), 0.5, "f")
+    array([[-2.],
+           [ 2.]])
+    """
+    scaled = centred(releases) / noise_std
+    if np.abs(scaled).max() > _MAX_SCALED:
+        raise ValueError(
+            f"The 'noise_std' parameter of {func} is too small for these releases: "
+            f"max |r - mean| / s = {np.abs(scaled).max():.3g} > {_MAX_SCALED:g} would overflow "
+            f"the squared norms. Got {noise_std!r} instead; pass noise_std=0 for a noiseless "
+            "release."
+        )
+    return scaled
+
+
 def distinct_rows(releases: np.ndarray) -> np.ndarray:
     """Multiplicity of each distinct row (exact equality), in the order of ``np.unique``.
 

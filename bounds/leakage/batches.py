@@ -80,7 +80,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import centred, distinct_rows, group_entropy_bits, release_matrix
+from bounds.leakage._releases import (
+    distinct_rows,
+    group_entropy_bits,
+    release_matrix,
+    scaled_releases,
+)
 from bounds.leakage.exact import exact_leakage
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_int, check_open_unit, check_real
@@ -99,8 +104,6 @@ _CHUNK_FLOATS = 1 << 20
 _GRAM_FLOATS = 1 << 23
 _MAX_SAMPLES = 1 << 30
 _MAX_NEGATIVES = 1 << 20
-# Centred releases over s beyond 1e150 would overflow the squared norms (float64 max 1.8e308).
-_MAX_SCALED = 1e150
 # Fixed weights of the hash that pre-groups the noiseless batch sums (ties are then checked
 # exactly, so the hash only affects speed, never the result).
 _HASH_SEED = 20240917
@@ -477,13 +480,7 @@ def batch_leakage(
             noise_std=s,
             exact=False,
         )
-    scaled = centred(r) / s
-    if np.abs(scaled).max() > _MAX_SCALED:
-        raise ValueError(
-            f"The 'noise_std' parameter of {func} is too small for these releases: "
-            f"max |r - mean| / s = {np.abs(scaled).max():.3g} > {_MAX_SCALED:g} would overflow "
-            f"the squared norms. Got {s!r} instead; pass noise_std=0 for a noiseless release."
-        )
+    scaled = scaled_releases(r, s, func)
     rng = np.random.default_rng(seed)
     if secrets <= cap:
         info, success = _enumerated(scaled, b, n, rng)

@@ -49,7 +49,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import centred, distinct_rows, group_entropy_bits, release_matrix
+from bounds.leakage._releases import (
+    distinct_rows,
+    group_entropy_bits,
+    release_matrix,
+    scaled_releases,
+)
 from bounds.leakage.binary import binary_channel_bits, binary_channel_success
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_choice, check_int, check_open_unit, check_real
@@ -58,8 +63,6 @@ METHODS = ("auto", "monte_carlo")
 # Floats per chunk of draws, over the (chunk, k) noise and the (chunk, M) logits: 16 MiB.
 _CHUNK_FLOATS = 1 << 21
 _MAX_SAMPLES = 1 << 30
-# Centred releases over s beyond 1e150 would overflow the squared norms (float64 max 1.8e308).
-_MAX_SCALED = 1e150
 
 
 @dataclass(frozen=True)
@@ -190,13 +193,7 @@ def exact_leakage(
     if m == 2 and method == "auto":
         d = float(np.linalg.norm(r[0] - r[1]))
         return _exact(binary_channel_bits(d, s), binary_channel_success(d, s), m, g, s)
-    scaled = centred(r) / s
-    if np.abs(scaled).max() > _MAX_SCALED:
-        raise ValueError(
-            f"The 'noise_std' parameter of {func} is too small for these releases: "
-            f"max |r - mean| / s = {np.abs(scaled).max():.3g} > {_MAX_SCALED:g} would overflow "
-            f"the squared norms. Got {s!r} instead; pass noise_std=0 for a noiseless release."
-        )
+    scaled = scaled_releases(r, s, func)
     info, success = _monte_carlo(scaled, n, np.random.default_rng(seed))
     bits, bits_lo, bits_hi = mean_interval(info, conf, low=0.0, high=math.log2(m))
     win, win_lo, win_hi = mean_interval(success, conf, low=1 / m, high=1.0)

@@ -169,10 +169,10 @@ class LeakageConfig:
         return fingerprint(asdict(self), exclude=("rates", "noise_stds"))
 
 
-def _subsets(generator, m: int, config: LeakageConfig, n: int) -> torch.Tensor:
-    """``n`` independent uniform ``B``-subsets of ``range(m)``, ``(n, B)`` indices: the first
-    ``B`` of a uniformly random permutation (an argsort of i.i.d. uniforms) per row."""
-    return torch.rand((n, m), generator=generator).argsort(dim=1)[:, : config.batch_size]
+def _subsets(generator, m: int, b: int, n: int) -> torch.Tensor:
+    """``n`` independent uniform ``b``-subsets of ``range(m)``, ``(n, b)`` indices: the first
+    ``b`` of a uniformly random permutation (an argsort of i.i.d. uniforms) per row."""
+    return torch.rand((n, m), generator=generator).argsort(dim=1)[:, :b]
 
 
 def _job_key(config_fingerprint: str, p: float, s: float) -> str:
@@ -206,7 +206,9 @@ class _World:
         order = torch.randperm(len(data), generator=generator)[: config.candidates]
         self.images = data.images[order].to(self.device)
         self.labels = data.labels[order].to(self.device)
-        self.targets = _subsets(generator, config.candidates, config, config.attack_targets)
+        self.targets = _subsets(
+            generator, config.candidates, config.batch_size, config.attack_targets
+        )
         self._per_p: dict[float, tuple[Mask, torch.Tensor, dict]] = {}
 
     def at_rate(self, p: float) -> tuple[Mask, torch.Tensor, dict]:
@@ -312,7 +314,7 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     projected = centred @ basis[:rank].T
     generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "estimates"))
     draws = config.estimate_draws
-    index = _subsets(generator, config.candidates, config, draws)
+    index = _subsets(generator, config.candidates, config.batch_size, draws)
     noise = torch.randn((draws, rank), generator=generator, dtype=torch.float64)
     y = (projected[index].mean(dim=1) + s * noise).numpy()
     x = world.images[index.to(world.device)].reshape(draws, config.batch_size, -1).cpu().numpy()
