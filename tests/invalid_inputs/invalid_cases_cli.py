@@ -1,0 +1,5 @@
+"""Invalid inputs of cli: rows of test_invalid_inputs."""
+
+from invalid_case import ApiCase, CliCase
+
+CASES: list[ApiCase | CliCase] = []
