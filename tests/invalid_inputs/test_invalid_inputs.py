@@ -1,10 +1,11 @@
 """Every invalid input of the table is refused with a clear message (issue 13).
 
 The tables live next to this module, one per area (``invalid_cases_<area>.py``, each a
-list ``CASES`` of :class:`ApiCase` and :class:`CliCase` rows); each row says
-which exception (or, for the command line, exit status 2, no traceback, and a last stderr line that
-says it all; argparse's own errors put the usage line before it) and which
-names the message must contain: the parameter, the file, the value or the allowed range.
+list ``CASES`` of :class:`ApiCase` and :class:`CliCase` rows). Each row says which
+exception the call must raise (for the command line: exit status 2, no traceback, and a
+last stderr line that says it all; argparse's own errors put the usage line before it)
+and which names the message must contain: the parameter, the file, the value or the
+allowed range.
 """
 
 from __future__ import annotations
