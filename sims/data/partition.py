@@ -42,7 +42,8 @@ def partition_dirichlet(
     implementation (Wang et al. 2020, FedMA), a client that already holds ``N / K``
     samples gets no more of the next classes, which keeps sizes from running away. The
     whole draw is repeated until every client holds at least ``min_size`` samples
-    (at most 1000 draws, then RuntimeError).
+    (at most 1000 draws, then ValueError: the parameters allow no such split in
+    practice).
 
     Args:
         labels: 1-D integer array-like of length N.
@@ -84,10 +85,11 @@ def partition_dirichlet(
                 sizes[client] += chunk.size
         if sizes.min() >= min_size:
             return [np.sort(np.concatenate(p)).astype(np.int64) for p in parts]
-    raise RuntimeError(
-        f"partition_dirichlet found no partition with every client holding >= {min_size} "
-        f"samples in {_MAX_DIRICHLET_DRAWS} draws (alpha={alpha}, num_clients={num_clients}, "
-        f"N={n}); raise alpha or lower num_clients."
+    raise ValueError(
+        f"The 'alpha' parameter of {func} gives no partition with every one of "
+        f"{num_clients} clients holding >= {min_size} of the {n} samples in "
+        f"{_MAX_DIRICHLET_DRAWS} draws; raise alpha or lower num_clients or min_size. "
+        f"Got {alpha} instead."
     )
 
 
@@ -99,6 +101,12 @@ def partition_by_client(client_ids) -> list[np.ndarray]:
         raise ValueError(
             "The 'client_ids' parameter of partition_by_client must be a non-empty 1-D array "
             f"of non-negative integers. Got shape {ids.shape} and dtype {ids.dtype} instead."
+        )
+    if ids.max() >= ids.size:
+        raise ValueError(
+            "The 'client_ids' parameter of partition_by_client must use every id in 0..K-1, "
+            f"so no id can reach the number of samples {ids.size}. Got id {int(ids.max())} "
+            "instead."
         )
     counts = np.bincount(ids)
     if (counts == 0).any():

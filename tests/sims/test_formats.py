@@ -103,8 +103,9 @@ def test_mnist_label_count_mismatch_and_missing_and_bad_gzip(tmp_path):
     (tmp_path / "train-labels-idx1-ubyte").write_bytes(_idx_bytes(labels, IDX_LABELS_MAGIC))
     with pytest.raises(ValueError, match="6 labels for 7 images"):
         load_mnist(tmp_path)
+    (tmp_path / "train-images-idx3-ubyte").unlink()
     with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte"):
-        load_mnist(tmp_path / "nowhere")
+        load_mnist(tmp_path)
     bad = tmp_path / "bad.gz"
     bad.write_bytes(b"not gzip at all")
     with pytest.raises(ValueError, match=r"bad\.gz"):
@@ -154,8 +155,8 @@ class _Exploit:
         ({b"data": np.zeros((2, 3072), np.uint8)}, "no 'labels' entry"),
         ({b"data": np.zeros((2, 100), np.uint8), b"labels": [1, 2]}, r"shape \(N, 3072\)"),
         ({b"data": np.zeros((2, 3072), np.float32), b"labels": [1, 2]}, "uint8"),
-        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1]}, "2 integers"),
-        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1, 10]}, "outside 0..9"),
+        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1]}, "1 labels for 2 images"),
+        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1, 10]}, "label 10 at index 1"),
         ([1, 2, 3], "is a dict"),
         ({b"data": _Exploit()}, "not allowed"),
     ],
@@ -266,7 +267,8 @@ def _label_range(blob):
 
 
 def _unknown_user(blob):
-    blob["users"][0] = "ghost"
+    blob["users"].append("ghost")
+    blob["num_samples"].append(1)
 
 
 @pytest.mark.parametrize(
@@ -274,7 +276,7 @@ def _unknown_user(blob):
     [
         (_mismatched, "has 3 x and 3 y but num_samples says 4"),
         (_users_vs_counts, "2 users but 3 entries"),
-        (_no_user_data, "needs 'users', 'num_samples' and 'user_data'"),
+        (_no_user_data, "keys users, num_samples, user_data"),
         (_short_image, "783 values, not 784"),
         (_pixel_range, r"\[0, 1\]"),
         (_label_range, "0..61"),
