@@ -194,7 +194,7 @@ def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDatase
     1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
     "test" (10,000)."""
     check_choice("split", split, func="load_mnist", choices=formats.SPLITS)
-    formats.data_folder(data_dir, func="load_mnist")
+    formats.data_folder(data_dir, func="load_mnist", contents=formats.MNIST_CONTENTS)
     images, labels = formats.read_mnist_split(data_dir, split)
     return ImageDataset(
         images=_uint8_images(images),
@@ -209,7 +209,7 @@ def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageData
     :func:`sims.data.formats.read_cifar10_split`): 3x32x32 images scaled to [0, 1] by /255,
     10 classes; ``split`` is "train" (50,000) or "test" (10,000)."""
     check_choice("split", split, func="load_cifar10", choices=formats.SPLITS)
-    formats.data_folder(data_dir, func="load_cifar10")
+    formats.data_folder(data_dir, func="load_cifar10", contents=formats.CIFAR10_CONTENTS)
     images, labels = formats.read_cifar10_split(data_dir, split)
     return ImageDataset(
         images=_uint8_images(images),
@@ -225,7 +225,7 @@ def load_femnist(data_dir: str | os.PathLike, split: str = "train") -> ImageData
     keeping LEAF's writer-to-client partition (PriPrune uses LEAF's 193-writer sample,
     Experimental Setup)."""
     check_choice("split", split, func="load_femnist", choices=formats.SPLITS)
-    formats.data_folder(data_dir, func="load_femnist")
+    formats.data_folder(data_dir, func="load_femnist", contents=formats.FEMNIST_CONTENTS)
     users, images, labels, client_ids = formats.read_femnist_split(data_dir, split)
     logger.info("FEMNIST %s: %d samples from %d writers", split, len(labels), len(users))
     return ImageDataset(

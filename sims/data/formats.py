@@ -45,6 +45,13 @@ CIFAR10_CLASSES = 10
 FEMNIST_SHAPE = (1, 28, 28)
 FEMNIST_CLASSES = 62
 SPLITS = ("train", "test")
+# What each reader looks for in its data folder, for the messages of data_folder.
+MNIST_CONTENTS = (
+    "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+    "t10k-labels-idx1-ubyte (or .gz)"
+)
+CIFAR10_CONTENTS = "data_batch_1 ... data_batch_5 and test_batch (the python version)"
+FEMNIST_CONTENTS = "LEAF JSON files (train/*.json and test/*.json)"
 
 # Globals a pickled numpy array may reference (numpy 1.x spelled _core as core).
 _PICKLE_GLOBALS = {
@@ -61,20 +68,23 @@ def _shown(value) -> str:
     return reprlib.repr(value)
 
 
-def data_folder(directory, *, func: str) -> Path:
+def data_folder(directory, *, func: str, contents: str) -> Path:
     """``directory`` as a Path to an existing folder: ValueError when it is not a path,
-    FileNotFoundError when nothing is there, NotADirectoryError when it is a file."""
+    FileNotFoundError when nothing is there, NotADirectoryError when it is a file. The
+    messages say what ``func`` reads from the folder (``contents``)."""
     if not isinstance(directory, str | os.PathLike):
         raise ValueError(
             f"The 'data_dir' parameter of {func} must be a path to a folder. "
-            f"Got {directory!r} instead."
+            f"Got {_shown(directory)} instead."
         )
     directory = Path(directory)
     if not directory.exists():
-        raise FileNotFoundError(f"The data folder {directory} does not exist.")
+        raise FileNotFoundError(
+            f"The data folder {directory} does not exist; {func} reads {contents} from it."
+        )
     if not directory.is_dir():
         raise NotADirectoryError(
-            f"{directory} is not a folder; data_dir must be the folder holding the files."
+            f"{directory} is not a folder; {func} reads {contents} from a folder."
         )
     return directory
 
@@ -138,7 +148,7 @@ def read_idx(path: str | os.PathLike, *, magic: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims)
 
 
-def check_labels(labels, *, where: str, count: int, num_classes: int) -> np.ndarray:
+def _check_labels(labels, *, where: str, count: int, num_classes: int) -> np.ndarray:
     """``labels`` (a list of Python ints or a 1-D integer array) as int64 ``(count,)``.
 
     ``where`` starts every message (the file and the record). A label that is not an
@@ -177,7 +187,7 @@ def read_mnist_split(directory: str | os.PathLike, split: str) -> tuple[np.ndarr
     standard names, plain or ``.gz``.
     """
     check_choice("split", split, func="read_mnist_split", choices=SPLITS)
-    directory = data_folder(directory, func="read_mnist_split")
+    directory = data_folder(directory, func="read_mnist_split", contents=MNIST_CONTENTS)
     prefix = {"train": "train", "test": "t10k"}[split]
     if not any(directory.glob(f"{prefix}-*")) and (directory / "MNIST" / "raw").is_dir():
         directory = directory / "MNIST" / "raw"
@@ -201,7 +211,7 @@ def read_mnist_split(directory: str | os.PathLike, split: str) -> tuple[np.ndarr
             f"{labels_path}: {labels.shape[0]} labels for {images.shape[0]} images in "
             f"{images_path.name}; they must match."
         )
-    return images, check_labels(labels, where=str(labels_path), count=len(images), num_classes=10)
+    return images, _check_labels(labels, where=str(labels_path), count=len(images), num_classes=10)
 
 
 class _ArrayUnpickler(pickle.Unpickler):
@@ -259,7 +269,7 @@ def read_cifar10_batch(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]
         )
     if data.shape[0] == 0:
         raise ValueError(f"{path}: the batch holds no images.")
-    labels = check_labels(
+    labels = _check_labels(
         batch["labels"],
         where=f"{path}: 'labels'",
         count=data.shape[0],
@@ -272,7 +282,7 @@ def read_cifar10_split(directory: str | os.PathLike, split: str) -> tuple[np.nda
     """CIFAR-10 ``split`` (train = ``data_batch_1..5``, test = ``test_batch``), looking in
     ``directory`` or its ``cifar-10-batches-py`` subfolder (the archive's layout)."""
     check_choice("split", split, func="read_cifar10_split", choices=SPLITS)
-    directory = data_folder(directory, func="read_cifar10_split")
+    directory = data_folder(directory, func="read_cifar10_split", contents=CIFAR10_CONTENTS)
     if (directory / "cifar-10-batches-py").is_dir():
         directory = directory / "cifar-10-batches-py"
     names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
@@ -285,11 +295,11 @@ def _load_json(path: Path):
     one JSON document of unique keys (bad UTF-8, a syntax error, runaway nesting)."""
 
     def unique_keys(pairs: list[tuple[str, object]]) -> dict:
-        mapping = dict(pairs)
-        if len(mapping) != len(pairs):
-            seen: set[str] = set()
-            key = next(k for k, _ in pairs if k in seen or seen.add(k))
-            raise ValueError(f"{path}: the key {key!r} appears twice in one JSON object.")
+        mapping = {}
+        for key, value in pairs:
+            if key in mapping:
+                raise ValueError(f"{path}: the key {key!r} appears twice in one JSON object.")
+            mapping[key] = value
         return mapping
 
     try:
@@ -350,26 +360,26 @@ def _leaf_pixels(where: str, rows: list) -> np.ndarray:
     if set(map(len, rows)) - {pixels}:
         index = next(i for i, row in enumerate(rows) if len(row) != pixels)
         raise ValueError(f"{where}: image {index} has {len(rows[index])} values, not {pixels}.")
-    if set(map(type, chain.from_iterable(rows))) - {float, int}:
-        index, column = next(
-            (i, j)
-            for i, row in enumerate(rows)
-            for j, value in enumerate(row)
-            if type(value) not in (float, int)
-        )
-    else:
-        try:
+    images = None
+    try:
+        if set(map(type, chain.from_iterable(rows))) <= {float, int}:
             images = np.array(rows, dtype=np.float64).reshape(len(rows), pixels)
-            outside = ~((images >= 0) & (images <= 1))  # NaN is outside too
-        except OverflowError:  # an integer pixel beyond the float range
-            images, outside = None, np.array([[not 0 <= v <= 1 for v in row] for row in rows])
-        if not outside.any():
-            return images.astype(np.float32)
-        index, column = (int(i) for i in np.argwhere(outside)[0])
-    raise ValueError(
-        f"{where}: image {index}, pixel {column} is {_shown(rows[index][column])}; pixels must be "
-        f"numbers in [0, 1]."
+    except OverflowError:  # an integer pixel beyond the float range
+        pass
+    if images is not None and ((images >= 0) & (images <= 1)).all():  # NaN fails both
+        return images.astype(np.float32)
+    index, column = next(
+        (i, j) for i, row in enumerate(rows) for j, value in enumerate(row) if not _is_pixel(value)
     )
+    raise ValueError(
+        f"{where}: image {index}, pixel {column} is {_shown(rows[index][column])}; pixels "
+        f"must be numbers in [0, 1]."
+    )
+
+
+def _is_pixel(value) -> bool:
+    """A JSON number in [0, 1] (not a string, a boolean or null; NaN fails the range)."""
+    return type(value) in (float, int) and 0 <= value <= 1
 
 
 def read_leaf_json(path: str | os.PathLike) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -387,7 +397,7 @@ def read_leaf_json(path: str | os.PathLike) -> tuple[list[str], np.ndarray, np.n
     users, counts, user_data = _leaf_index(path, _load_json(path))
     images, labels, writer = [], [], []
     for index, (user, count) in enumerate(zip(users, counts, strict=True)):
-        where = f"{path}: user {user!r}"
+        where = f"{path}: user {_shown(user)}"
         record = user_data.get(user)
         if not isinstance(record, dict) or "x" not in record or "y" not in record:
             raise ValueError(f"{where} has no 'x'/'y' entry in 'user_data'.")
@@ -397,7 +407,7 @@ def read_leaf_json(path: str | os.PathLike) -> tuple[list[str], np.ndarray, np.n
         if not len(x) == len(y) == count:
             raise ValueError(f"{where} has {len(x)} x and {len(y)} y but num_samples says {count}.")
         images.append(_leaf_pixels(where, x))
-        labels.append(check_labels(y, where=where, count=count, num_classes=FEMNIST_CLASSES))
+        labels.append(_check_labels(y, where=where, count=count, num_classes=FEMNIST_CLASSES))
         writer.append(np.full(count, index, dtype=np.int64))
     if sum(counts) == 0:
         raise ValueError(f"{path}: the file holds no samples.")
@@ -416,7 +426,7 @@ def read_femnist_split(
     samples. Returns ``(users, images, labels, client_ids)`` as :func:`read_leaf_json`.
     """
     check_choice("split", split, func="read_femnist_split", choices=SPLITS)
-    directory = data_folder(directory, func="read_femnist_split")
+    directory = data_folder(directory, func="read_femnist_split", contents=FEMNIST_CONTENTS)
     folder = directory / split if (directory / split).is_dir() else directory
     if folder == directory and split != "train":
         raise FileNotFoundError(f"No {split}/ folder of LEAF JSON files in {directory}.")

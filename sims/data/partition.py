@@ -15,7 +15,8 @@ import numpy as np
 from bounds.validation import check_int, check_real
 
 # Dirichlet partitions redraw until every client holds at least ``min_size`` samples;
-# with min_size * num_clients <= N this almost always succeeds within a few draws.
+# with min_size * num_clients <= N and a moderate alpha a few draws suffice, while a tiny
+# alpha with num_clients near N may never succeed (then ValueError after this many).
 _MAX_DIRICHLET_DRAWS = 1000
 
 
@@ -50,7 +51,7 @@ def partition_dirichlet(
         num_clients: number of clients K, ``1 <= K`` and ``K * min_size <= N``.
         alpha: concentration, > 0; small means skewed, large means close to IID.
         seed: seed of the numpy generator.
-        min_size: smallest allowed client size, >= 1.
+        min_size: smallest allowed client size, ``1 <= min_size <= N``.
 
     Returns:
         List of K sorted int64 index arrays that together cover ``range(N)`` exactly once.
@@ -63,7 +64,7 @@ def partition_dirichlet(
             f"Got shape {labels.shape} and dtype {labels.dtype} instead."
         )
     n = labels.size
-    min_size = check_int("min_size", min_size, func=func, low=1)
+    min_size = check_int("min_size", min_size, func=func, low=1, high=n)
     num_clients = check_int("num_clients", num_clients, func=func, low=1, high=n // min_size)
     alpha = check_real("alpha", alpha, func=func, low=0, low_inclusive=False)
     rng = np.random.default_rng(check_int("seed", seed, func=func, low=0))
