@@ -48,12 +48,11 @@ def _leaf_blob() -> dict:
     }
 
 
-def _femnist_text(text: str | bytes, name: str = "bad.json") -> Callable[[Path], object]:
-    """A call that writes ``text`` as ``name`` and loads the folder as FEMNIST."""
+def _femnist_text(text: str | bytes) -> Callable[[Path], object]:
+    """A call that writes ``text`` as ``bad.json`` and loads the folder as FEMNIST."""
 
     def call(tmp: Path):
-        path = tmp / name
-        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        (tmp / "bad.json").write_bytes(text.encode() if isinstance(text, str) else text)
         return load_femnist(tmp)
 
     return call
