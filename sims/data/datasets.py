@@ -25,10 +25,6 @@ from sims.data import formats
 
 logger = logging.getLogger(__name__)
 
-# Dirichlet partitions redraw until every client holds at least ``min_size`` samples;
-# with min_size * num_clients <= N this almost always succeeds within a few draws.
-_MAX_DIRICHLET_DRAWS = 1000
-
 
 @dataclass(frozen=True, eq=False)
 class ImageDataset:
@@ -52,15 +48,21 @@ class ImageDataset:
     def __post_init__(self) -> None:
         func = "ImageDataset"
         check_int("num_classes", self.num_classes, func=func, low=1)
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(
+                f"The 'name' parameter of {func} must be a non-empty string. "
+                f"Got {self.name!r} instead."
+            )
         images, labels = self.images, self.labels
         if not isinstance(images, torch.Tensor) or images.dtype != torch.float32:
             raise ValueError(
                 f"The 'images' parameter of {func} must be a float32 torch.Tensor. "
                 f"Got {type(images).__name__} {getattr(images, 'dtype', '')} instead."
             )
-        if images.ndim != 4 or images.shape[0] < 1:
+        if images.ndim != 4 or min(images.shape) < 1:
             raise ValueError(
-                f"The 'images' parameter of {func} must have shape (N, C, H, W) with N >= 1. "
+                f"The 'images' parameter of {func} must have shape (N, C, H, W), every size "
+                f">= 1. "
                 f"Got shape {tuple(images.shape)} instead."
             )
         if images.device.type != "cpu":
@@ -81,6 +83,11 @@ class ImageDataset:
             )
         if self.client_ids is not None:
             self._check_index_vector("client_ids", self.client_ids, n)
+            if self.client_ids.min() < 0:
+                raise ValueError(
+                    f"The 'client_ids' parameter of {func} must be >= 0. "
+                    f"Got {int(self.client_ids.min())} instead."
+                )
 
     @staticmethod
     def _check_index_vector(name: str, value, n: int) -> None:
@@ -105,15 +112,22 @@ class ImageDataset:
         return int(c), int(h), int(w)
 
     def subset(self, indices) -> ImageDataset:
-        """The samples at ``indices`` (any 1-D integer sequence, order kept)."""
-        idx = torch.as_tensor(np.asarray(indices), dtype=torch.int64).reshape(-1)
-        if idx.numel() == 0:
-            raise ValueError("The 'indices' parameter of ImageDataset.subset must be non-empty.")
-        if idx.min() < -len(self) or idx.max() >= len(self):
+        """The samples at ``indices`` (a non-empty 1-D integer sequence in ``[-N, N)``,
+        order and repeats kept). Floats and booleans are refused, not cast to positions."""
+        func = "ImageDataset.subset"
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError(
-                f"The 'indices' parameter of ImageDataset.subset must be in [0, {len(self) - 1}]. "
-                f"Got range [{int(idx.min())}, {int(idx.max())}] instead."
+                f"The 'indices' parameter of {func} must be a non-empty 1-D integer sequence. "
+                f"Got shape {idx.shape} and dtype {idx.dtype} instead."
             )
+        n = len(self)
+        if idx.min() < -n or idx.max() >= n:
+            raise ValueError(
+                f"The 'indices' parameter of {func} must be in [{-n}, {n - 1}] for {n} "
+                f"samples. Got range [{int(idx.min())}, {int(idx.max())}] instead."
+            )
+        idx = torch.from_numpy(idx.astype(np.int64))
         return ImageDataset(
             images=self.images[idx],
             labels=self.labels[idx],
@@ -179,11 +193,12 @@ def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDatase
     """MNIST from its IDX files in ``data_dir`` (see :func:`sims.data.formats.read_mnist_split`):
     1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
     "test" (10,000)."""
-    check_choice("split", split, func="load_mnist", choices=("train", "test"))
+    check_choice("split", split, func="load_mnist", choices=formats.SPLITS)
+    formats.data_folder(data_dir, func="load_mnist", contents=formats.MNIST_CONTENTS)
     images, labels = formats.read_mnist_split(data_dir, split)
     return ImageDataset(
         images=_uint8_images(images),
-        labels=torch.from_numpy(labels.astype(np.int64)),
+        labels=torch.from_numpy(labels),
         num_classes=10,
         name="mnist",
     )
@@ -193,7 +208,8 @@ def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageData
     """CIFAR-10 from its python batches in ``data_dir`` (see
     :func:`sims.data.formats.read_cifar10_split`): 3x32x32 images scaled to [0, 1] by /255,
     10 classes; ``split`` is "train" (50,000) or "test" (10,000)."""
-    check_choice("split", split, func="load_cifar10", choices=("train", "test"))
+    check_choice("split", split, func="load_cifar10", choices=formats.SPLITS)
+    formats.data_folder(data_dir, func="load_cifar10", contents=formats.CIFAR10_CONTENTS)
     images, labels = formats.read_cifar10_split(data_dir, split)
     return ImageDataset(
         images=_uint8_images(images),
@@ -208,7 +224,8 @@ def load_femnist(data_dir: str | os.PathLike, split: str = "train") -> ImageData
     1x28x28 images as stored by LEAF (values in [0, 1]), 62 classes, and ``client_ids``
     keeping LEAF's writer-to-client partition (PriPrune uses LEAF's 193-writer sample,
     Experimental Setup)."""
-    check_choice("split", split, func="load_femnist", choices=("train", "test"))
+    check_choice("split", split, func="load_femnist", choices=formats.SPLITS)
+    formats.data_folder(data_dir, func="load_femnist", contents=formats.FEMNIST_CONTENTS)
     users, images, labels, client_ids = formats.read_femnist_split(data_dir, split)
     logger.info("FEMNIST %s: %d samples from %d writers", split, len(labels), len(users))
     return ImageDataset(
@@ -272,13 +289,44 @@ def load_train_test(
 
 
 def resize_images(images: torch.Tensor, size: int) -> torch.Tensor:
-    """``(N, C, H, W)`` images in [0, 1] resized to ``(N, C, size, size)``: bilinear with
-    antialiasing (which only matters when shrinking), clamped back to [0, 1]. Returns the
-    input itself when it already has that size."""
-    size = check_int("size", size, func="resize_images", low=1)
+    """``(N, C, H, W)`` float images in [0, 1] resized to ``(N, C, size, size)``: bilinear
+    with antialiasing (which only matters when shrinking), clamped back to [0, 1] (the
+    interpolation overshoots by rounding only; inputs outside [0, 1] are refused, not
+    clipped). Returns the input itself when it already has that size. A result larger
+    than the machine's memory is refused before it is allocated."""
+    func = "resize_images"
+    size = check_int("size", size, func=func, low=1)
+    if not isinstance(images, torch.Tensor) or not images.is_floating_point() or images.ndim != 4:
+        raise ValueError(
+            f"The 'images' parameter of {func} must be a floating-point torch.Tensor of shape "
+            f"(N, C, H, W). Got {type(images).__name__} {getattr(images, 'dtype', '')} "
+            f"{tuple(getattr(images, 'shape', ()))} instead."
+        )
+    outside = int((~((images >= 0) & (images <= 1))).sum())  # NaN counts as outside
+    if outside:
+        raise ValueError(
+            f"The 'images' parameter of {func} must have values in [0, 1]. Got {outside} "
+            f"values outside it (NaN included) instead."
+        )
     if tuple(images.shape[-2:]) == (size, size):
         return images
+    needed = images.shape[0] * images.shape[1] * size * size * images.element_size()
+    available = _physical_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"The 'size' parameter of {func} asks for {needed / 2**30:.3g} GiB of images "
+            f"({images.shape[0]} x {images.shape[1]} x {size} x {size}), more than the "
+            f"{available / 2**30:.3g} GiB of memory of this machine. Got {size} instead."
+        )
     resized = torch.nn.functional.interpolate(
         images, size=(size, size), mode="bilinear", antialias=True, align_corners=False
     )
     return resized.clamp(0.0, 1.0)
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory, or None where the OS does not say (``os.sysconf``)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None

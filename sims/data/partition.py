@@ -15,7 +15,8 @@ import numpy as np
 from bounds.validation import check_int, check_real
 
 # Dirichlet partitions redraw until every client holds at least ``min_size`` samples;
-# with min_size * num_clients <= N this almost always succeeds within a few draws.
+# with min_size * num_clients <= N and a moderate alpha a few draws suffice, while a tiny
+# alpha with num_clients near N may never succeed (then ValueError after this many).
 _MAX_DIRICHLET_DRAWS = 1000
 
 
@@ -42,14 +43,15 @@ def partition_dirichlet(
     implementation (Wang et al. 2020, FedMA), a client that already holds ``N / K``
     samples gets no more of the next classes, which keeps sizes from running away. The
     whole draw is repeated until every client holds at least ``min_size`` samples
-    (at most 1000 draws, then RuntimeError).
+    (at most 1000 draws, then ValueError: the parameters allow no such split in
+    practice).
 
     Args:
         labels: 1-D integer array-like of length N.
         num_clients: number of clients K, ``1 <= K`` and ``K * min_size <= N``.
         alpha: concentration, > 0; small means skewed, large means close to IID.
         seed: seed of the numpy generator.
-        min_size: smallest allowed client size, >= 1.
+        min_size: smallest allowed client size, ``1 <= min_size <= N``.
 
     Returns:
         List of K sorted int64 index arrays that together cover ``range(N)`` exactly once.
@@ -62,7 +64,7 @@ def partition_dirichlet(
             f"Got shape {labels.shape} and dtype {labels.dtype} instead."
         )
     n = labels.size
-    min_size = check_int("min_size", min_size, func=func, low=1)
+    min_size = check_int("min_size", min_size, func=func, low=1, high=n)
     num_clients = check_int("num_clients", num_clients, func=func, low=1, high=n // min_size)
     alpha = check_real("alpha", alpha, func=func, low=0, low_inclusive=False)
     rng = np.random.default_rng(check_int("seed", seed, func=func, low=0))
@@ -84,10 +86,11 @@ def partition_dirichlet(
                 sizes[client] += chunk.size
         if sizes.min() >= min_size:
             return [np.sort(np.concatenate(p)).astype(np.int64) for p in parts]
-    raise RuntimeError(
-        f"partition_dirichlet found no partition with every client holding >= {min_size} "
-        f"samples in {_MAX_DIRICHLET_DRAWS} draws (alpha={alpha}, num_clients={num_clients}, "
-        f"N={n}); raise alpha or lower num_clients."
+    raise ValueError(
+        f"The 'alpha' parameter of {func} gives no partition with every one of "
+        f"{num_clients} clients holding >= {min_size} of the {n} samples in "
+        f"{_MAX_DIRICHLET_DRAWS} draws; raise alpha or lower num_clients or min_size. "
+        f"Got {alpha} instead."
     )
 
 
@@ -99,6 +102,12 @@ def partition_by_client(client_ids) -> list[np.ndarray]:
         raise ValueError(
             "The 'client_ids' parameter of partition_by_client must be a non-empty 1-D array "
             f"of non-negative integers. Got shape {ids.shape} and dtype {ids.dtype} instead."
+        )
+    if ids.max() >= ids.size:
+        raise ValueError(
+            "The 'client_ids' parameter of partition_by_client must use every id in 0..K-1, "
+            f"so no id can reach the number of samples {ids.size}. Got id {int(ids.max())} "
+            "instead."
         )
     counts = np.bincount(ids)
     if (counts == 0).any():

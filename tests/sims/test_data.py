@@ -5,7 +5,13 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
-from sims.data.datasets import ImageDataset, available_datasets, load_dataset, load_digits_dataset
+from sims.data.datasets import (
+    ImageDataset,
+    available_datasets,
+    load_dataset,
+    load_digits_dataset,
+    resize_images,
+)
 from sims.data.partition import partition_dirichlet, partition_iid
 
 
@@ -57,6 +63,12 @@ def test_subset_and_stratified_split(digits):
     sub = digits.subset([5, 0, 7])
     assert torch.equal(sub.images, digits.images[[5, 0, 7]])
     assert torch.equal(sub.labels, digits.labels[[5, 0, 7]])
+    # Negative positions count from the end and repeats are kept, as in numpy indexing;
+    # unsigned and torch integer indices are positions too.
+    again = digits.subset(np.array([-1, 0, 0], dtype=np.int32))
+    assert torch.equal(again.labels, digits.labels[[len(digits) - 1, 0, 0]])
+    assert torch.equal(digits.subset(torch.tensor([3])).images, digits.images[3:4])
+    assert torch.equal(digits.subset(np.array([2], dtype=np.uint8)).labels, digits.labels[2:3])
     train, test = digits.train_test_split(0.25, seed=3)
     assert len(train) + len(test) == len(digits)
     counts = np.bincount(digits.labels.numpy())
@@ -154,3 +166,15 @@ def test_partition_dirichlet_rejects_bad_arguments(kwargs, match):
     args = {"labels": np.arange(10) % 3, "num_clients": 3, "alpha": 1.0, "seed": 0, **kwargs}
     with pytest.raises(ValueError, match=match):
         partition_dirichlet(args.pop("labels"), args.pop("num_clients"), **args)
+
+
+def test_resize_images_keeps_range_and_returns_same_size_input(digits):
+    images = digits.images[:5]
+    assert resize_images(images, 8) is images
+    larger = resize_images(images, 16)
+    assert larger.shape == (5, 1, 16, 16)
+    assert float(larger.min()) >= 0.0 and float(larger.max()) <= 1.0
+    # Bilinear resizing maps a constant image to the same constant (0.75 is exact in
+    # float32, and the interpolation weights sum to 1).
+    flat = resize_images(torch.full((2, 3, 8, 8), 0.75), 5)
+    torch.testing.assert_close(flat, torch.full((2, 3, 5, 5), 0.75))

@@ -1,5 +1,7 @@
-"""Tests of the file loaders (sims.formats, sims.data): tiny files in each real format,
-written here, and malformed ones."""
+"""Tests of the file loaders (sims.data.formats, sims.data): tiny files in each real
+format, written here. Malformed files and invalid arguments are rows of
+tests/invalid_inputs/invalid_cases_files.py; the tests here check what a row cannot (a
+refused pickle did not run its command) and what valid edge cases return."""
 
 import gzip
 import json
@@ -17,7 +19,7 @@ from sims.data.datasets import (
     load_mnist,
     load_train_test,
 )
-from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_idx
+from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_femnist_split
 from sims.data.partition import partition_by_client
 
 
@@ -66,51 +68,6 @@ def test_mnist_torchvision_layout_and_official_test_split(tmp_path):
     assert {"digits", "mnist", "cifar10", "femnist"} <= set(available_datasets())
 
 
-def _corrupt(path, how):
-    data = path.read_bytes()
-    if how == "truncated":
-        path.write_bytes(data[:-5])
-    elif how == "wrong-magic":
-        path.write_bytes(IDX_LABELS_MAGIC.to_bytes(4, "big") + data[4:])
-    elif how == "short-header":
-        path.write_bytes(data[:10])
-    elif how == "trailing":
-        path.write_bytes(data + b"\x00")
-
-
-@pytest.mark.parametrize(
-    ("how", "match"),
-    [
-        ("truncated", "truncated"),
-        ("wrong-magic", "magic number 0x00000801, expected 0x00000803"),
-        ("short-header", "truncated IDX header"),
-        ("trailing", "longer than its header"),
-    ],
-)
-def test_malformed_idx_names_file_and_problem(tmp_path, how, match):
-    _write_mnist(tmp_path, np.random.default_rng(2))
-    path = tmp_path / "train-images-idx3-ubyte"
-    _corrupt(path, how)
-    with pytest.raises(ValueError, match=match) as info:
-        load_mnist(tmp_path)
-    assert str(path) in str(info.value)
-
-
-def test_mnist_label_count_mismatch_and_missing_and_bad_gzip(tmp_path):
-    rng = np.random.default_rng(3)
-    _write_mnist(tmp_path, rng)
-    labels = rng.integers(0, 10, size=6, dtype=np.uint8)  # 6 labels for 7 images
-    (tmp_path / "train-labels-idx1-ubyte").write_bytes(_idx_bytes(labels, IDX_LABELS_MAGIC))
-    with pytest.raises(ValueError, match="6 labels for 7 images"):
-        load_mnist(tmp_path)
-    with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte"):
-        load_mnist(tmp_path / "nowhere")
-    bad = tmp_path / "bad.gz"
-    bad.write_bytes(b"not gzip at all")
-    with pytest.raises(ValueError, match=r"bad\.gz"):
-        read_idx(bad, magic=IDX_IMAGES_MAGIC)
-
-
 def _write_cifar(folder, rng, per_batch=4):
     folder.mkdir(parents=True, exist_ok=True)
     arrays = {}
@@ -138,57 +95,6 @@ def test_cifar10_batches_round_trip(tmp_path):
     assert len(test) == 20
     _, official = load_train_test("cifar10", tmp_path)
     np.testing.assert_array_equal(official.labels.numpy(), arrays["test_batch"][1])
-
-
-class _Exploit:
-    def __reduce__(self):
-        import os
-
-        return (os.system, ("echo exploited",))
-
-
-@pytest.mark.parametrize(
-    ("content", "match"),
-    [
-        ({b"labels": [1, 2]}, "no 'data' entry"),
-        ({b"data": np.zeros((2, 3072), np.uint8)}, "no 'labels' entry"),
-        ({b"data": np.zeros((2, 100), np.uint8), b"labels": [1, 2]}, r"shape \(N, 3072\)"),
-        ({b"data": np.zeros((2, 3072), np.float32), b"labels": [1, 2]}, "uint8"),
-        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1]}, "2 integers"),
-        ({b"data": np.zeros((2, 3072), np.uint8), b"labels": [1, 10]}, "outside 0..9"),
-        ([1, 2, 3], "is a dict"),
-        ({b"data": _Exploit()}, "not allowed"),
-    ],
-    ids=[
-        "no-data",
-        "no-labels",
-        "bad-width",
-        "float",
-        "short-labels",
-        "label-10",
-        "list",
-        "exploit",
-    ],
-)
-def test_malformed_cifar_batch_names_file_and_problem(tmp_path, content, match):
-    _write_cifar(tmp_path, np.random.default_rng(5))
-    path = tmp_path / "data_batch_3"
-    with open(path, "wb") as fh:
-        pickle.dump(content, fh, protocol=2)
-    with pytest.raises(ValueError, match=match) as info:
-        load_cifar10(tmp_path)
-    assert str(path) in str(info.value)
-
-
-def test_truncated_cifar_pickle_and_missing_batch(tmp_path):
-    _write_cifar(tmp_path, np.random.default_rng(6))
-    (tmp_path / "data_batch_5").unlink()
-    with pytest.raises(FileNotFoundError, match="data_batch_5"):
-        load_cifar10(tmp_path, "train")
-    path = tmp_path / "data_batch_2"
-    path.write_bytes(path.read_bytes()[:100])
-    with pytest.raises(ValueError, match="data_batch_2: not a CIFAR-10 python batch"):
-        load_cifar10(tmp_path)
 
 
 def _leaf_blob(rng, users, counts):
@@ -241,69 +147,6 @@ def test_femnist_flat_folder_is_the_training_split(tmp_path):
         load_femnist(tmp_path, "test")
 
 
-def _mismatched(blob):
-    blob["num_samples"][0] += 1
-
-
-def _users_vs_counts(blob):
-    blob["num_samples"].append(5)
-
-
-def _no_user_data(blob):
-    del blob["user_data"]
-
-
-def _short_image(blob):
-    blob["user_data"]["f0"]["x"] = [x[:783] for x in blob["user_data"]["f0"]["x"]]
-
-
-def _pixel_range(blob):
-    blob["user_data"]["f0"]["x"][0][0] = 255.0
-
-
-def _label_range(blob):
-    blob["user_data"]["f0"]["y"][0] = 62
-
-
-def _unknown_user(blob):
-    blob["users"][0] = "ghost"
-
-
-@pytest.mark.parametrize(
-    ("corrupt", "match"),
-    [
-        (_mismatched, "has 3 x and 3 y but num_samples says 4"),
-        (_users_vs_counts, "2 users but 3 entries"),
-        (_no_user_data, "needs 'users', 'num_samples' and 'user_data'"),
-        (_short_image, "783 values, not 784"),
-        (_pixel_range, r"\[0, 1\]"),
-        (_label_range, "0..61"),
-        (_unknown_user, "'ghost' has no 'x'/'y'"),
-    ],
-    ids=lambda v: getattr(v, "__name__", "")[1:] or None,
-)
-def test_malformed_leaf_json_names_file_and_problem(tmp_path, corrupt, match):
-    rng = np.random.default_rng(9)
-    blob = _leaf_blob(rng, ["f0", "f1"], [3, 2])
-    corrupt(blob)
-    path = tmp_path / "broken.json"
-    path.write_text(json.dumps(blob))
-    with pytest.raises(ValueError, match=match) as info:
-        load_femnist(tmp_path)
-    assert str(path) in str(info.value)
-
-
-def test_leaf_not_json(tmp_path):
-    (tmp_path / "x.json").write_text("{ not json")
-    with pytest.raises(ValueError, match=r"x\.json"):
-        load_femnist(tmp_path)
-
-
-def test_file_data_sets_need_a_folder():
-    with pytest.raises(ValueError, match="pass its data_dir"):
-        load_dataset("mnist")
-
-
 @pytest.mark.parametrize(
     "ids", [np.array([0, 2, 2]), np.array([[0, 1]]), np.array([-1, 0]), np.array([0.0, 1.0])]
 )
@@ -317,3 +160,55 @@ def test_loaded_tensors_are_valid_image_datasets(tmp_path):
     data = load_mnist(tmp_path)
     assert data.images.dtype == torch.float32 and data.labels.dtype == torch.int64
     assert float(data.images.max()) <= 1.0
+
+
+class _RunsCommand:
+    """Pickles as ``os.system(command)``: what a hostile batch would carry."""
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (self.command,))
+
+
+def test_cifar_pickle_that_runs_a_command_is_refused_before_running(tmp_path):
+    _write_cifar(tmp_path, np.random.default_rng(11))
+    marker = tmp_path / "ran"
+    batch = {b"data": _RunsCommand(f"touch {marker}"), b"labels": [1, 2]}
+    (tmp_path / "data_batch_4").write_bytes(pickle.dumps(batch, protocol=2))
+    with pytest.raises(ValueError, match=r"data_batch_4.*not allowed"):
+        load_cifar10(tmp_path)
+    assert not marker.exists()
+
+
+def test_femnist_writer_without_samples_gets_no_client_id(tmp_path):
+    # LEAF may list a writer with 0 samples in a split; every client id must hold data,
+    # or partition_by_client (and the "natural" split) would refuse the data set.
+    blob = _leaf_blob(np.random.default_rng(12), ["a", "empty", "b"], [1, 0, 2])
+    (tmp_path / "x.json").write_text(json.dumps(blob))
+    users, _, _, client_ids = read_femnist_split(tmp_path, "train")
+    assert users == ["a", "b"]
+    np.testing.assert_array_equal(client_ids, [0, 1, 1])
+    assert [p.tolist() for p in partition_by_client(client_ids)] == [[0], [1, 2]]
+
+
+def test_femnist_pixels_at_the_bounds_and_integer_pixels_are_kept_exactly(tmp_path):
+    row = [0, 1, 0.0, 1.0, 0.5] + [0.25] * 779  # JSON integers 0 and 1 are valid pixels
+    blob = {"users": ["w"], "num_samples": [1], "user_data": {"w": {"x": [row], "y": [61]}}}
+    (tmp_path / "x.json").write_text(json.dumps(blob))
+    data = load_femnist(tmp_path)
+    np.testing.assert_array_equal(data.images.reshape(-1).numpy(), np.float32(row))
+    assert data.labels.tolist() == [61]
+
+
+def test_huge_values_are_shortened_in_messages(tmp_path):
+    # A 400-digit label must not flood the one-line CLI error.
+    blob = _leaf_blob(np.random.default_rng(13), ["w"], [1])
+    blob["user_data"]["w"]["y"] = [10**400]
+    (tmp_path / "x.json").write_text(json.dumps(blob))
+    with pytest.raises(ValueError, match=r"user 'w': label 1000+\.\.\.0+ at index 0") as info:
+        load_femnist(tmp_path)
+    assert len(str(info.value)) < len(str(tmp_path)) + 120
