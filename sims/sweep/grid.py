@@ -5,7 +5,9 @@ A :class:`SweepConfig` holds a ``base`` (job fields every job shares) and a list
 of its list-valued fields; a grid may name the ``panel`` of the figure it feeds
 (``"p"``, ``"B"``, ``"d"``, ``"T"``, ``"attacks"`` ...). The union of all grids, without
 repeats, is the list of :class:`sims.sweep.job.AttackJob` s, so a job shared by several
-panels runs once. Fields are named by their dotted path in the job
+panels runs once. Within one grid, a value listed twice for a field (``pruning.p = [0.5,
+0.5]``) is refused rather than merged: it is a typo or a wrong value, and a panel drawn
+from it would show one job as two points. Fields are named by their dotted path in the job
 (:data:`sims.sweep.job.FIELD_PATHS`: ``"pruning.p"``, ``"fed.batch_size"``, ``"seed"``).
 """
 
@@ -44,16 +46,21 @@ class SweepConfig:
                 f"Got {self.name!r} instead."
             )
         _check_fields("base", self.base, allowed=FIELD_PATHS)
-        if not self.grids:
-            raise ValueError(f"The 'grids' parameter of {func} must hold at least one grid.")
+        if not isinstance(self.grids, tuple | list) or not self.grids:
+            raise ValueError(
+                f"The 'grids' parameter of {func} must be a sequence of at least one grid "
+                f"(a table of job fields). Got {self.grids!r} instead."
+            )
         for i, grid in enumerate(self.grids):
             _check_fields(f"grids[{i}]", grid, allowed=(*FIELD_PATHS, PANEL))
+            if PANEL in grid and (not isinstance(grid[PANEL], str) or not grid[PANEL]):
+                raise ValueError(
+                    f"The 'grids[{i}].{PANEL}' parameter of {func} must be a non-empty "
+                    f"string. Got {grid[PANEL]!r} instead."
+                )
             for key, value in grid.items():
-                if isinstance(value, list) and not value:
-                    raise ValueError(
-                        f"The 'grids[{i}].{key}' parameter of {func} must be a non-empty "
-                        f"list or a single value. Got [] instead."
-                    )
+                if isinstance(value, list):
+                    _check_axis(f"grids[{i}].{key}", value)
         self.jobs()  # every job must be valid
 
     def with_base(self, **overrides) -> SweepConfig:
@@ -83,6 +90,21 @@ class SweepConfig:
         for i, grid in enumerate(self.grids):
             out.setdefault(str(grid.get(PANEL, f"grid{i}")), []).extend(self._expand(i))
         return {name: list(dict.fromkeys(jobs)) for name, jobs in out.items()}
+
+
+def _check_axis(name: str, values: list) -> None:
+    """A grid's list of values for one field: non-empty, each value once."""
+    if not values:
+        raise ValueError(
+            f"The '{name}' parameter of SweepConfig must be a non-empty list or a single "
+            f"value. Got [] instead."
+        )
+    for j, value in enumerate(values):
+        if value in values[:j]:
+            raise ValueError(
+                f"The '{name}' parameter of SweepConfig lists the value {value!r} twice; "
+                f"each value of a grid axis must appear once. Got {values!r} instead."
+            )
 
 
 def _check_fields(name: str, mapping, *, allowed) -> None:

@@ -35,7 +35,10 @@ With T = 1 both are the single-round leakage. The per-upload values are kept too
 :func:`run_sweep` runs, one after the other in this process, every job of a
 :class:`sims.sweep.grid.SweepConfig` not yet in the :class:`sims.core.store.ResultStore`,
 and appends one record per finished job keyed by :func:`sims.sweep.job.job_key`, so a
-killed sweep resumes where it stopped and a job shared by several sweeps runs once.
+killed sweep resumes where it stopped and a job shared by several sweeps runs once. Two
+sweeps may write to one store at the same time: before each job a sweep looks again
+whether another one recorded it meanwhile (then it skips the job), and the store writes a
+key at most once (a job both ran at the same moment is recorded by the first to finish).
 """
 
 from __future__ import annotations
@@ -284,11 +287,7 @@ def run_sweep(
     bar only on a terminal. Returns the records of ``config``'s jobs that the store
     holds, in job order.
     """
-    if not isinstance(config, SweepConfig):
-        raise ValueError(
-            f"The 'config' parameter of run_sweep must be a SweepConfig. "
-            f"Got {type(config).__name__} instead."
-        )
+    _check_sweep(config, store, "run_sweep")
     if max_jobs is not None:
         check_int("max_jobs", max_jobs, func="run_sweep", low=0)
     done = store.done()
@@ -297,8 +296,12 @@ def run_sweep(
         todo, desc=config.name, unit="job", disable=None if progress is None else not progress
     )
     for job in bar:
+        key = job_key(job)
+        if key in store:
+            logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
+            continue
         record = run_job(job)
-        store.append({"key": job_key(job), "sweep": config.name, **record})
+        store.append({"key": key, "sweep": config.name, **record})
         logger.info(
             "%s: %s p=%g done in %.1f s",
             config.name,
@@ -309,7 +312,21 @@ def run_sweep(
     return sweep_records(config, store)
 
 
+def _check_sweep(config, store, func: str) -> None:
+    if not isinstance(config, SweepConfig):
+        raise ValueError(
+            f"The 'config' parameter of {func} must be a SweepConfig. "
+            f"Got {type(config).__name__} instead."
+        )
+    if not isinstance(store, ResultStore):
+        raise ValueError(
+            f"The 'store' parameter of {func} must be a ResultStore. "
+            f"Got {type(store).__name__} instead."
+        )
+
+
 def sweep_records(config: SweepConfig, store: ResultStore) -> list[dict]:
     """The records of ``config``'s jobs found in ``store``, in job order."""
+    _check_sweep(config, store, "sweep_records")
     by_key = {r["key"]: r for r in store.records()}
     return [by_key[k] for k in (job_key(j) for j in config.jobs()) if k in by_key]

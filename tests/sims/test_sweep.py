@@ -496,3 +496,88 @@ def test_cli_default_out_is_under_the_current_directory(tmp_path, monkeypatch, c
     assert "0 of 78 jobs recorded in pruneleak-out/sweep/quick_digits.jsonl" in printed
     assert [p.name for p in tmp_path.iterdir()] == ["pruneleak-out"]
     assert (tmp_path / "pruneleak-out" / "sweep").is_dir()
+
+
+# --------------------------------------------------------------------------- one record per key
+
+
+@pytest.mark.parametrize(
+    ("values", "shown"), [([0.5, 0.5], "0.5"), ([0.1, 0.3, 0.1], "0.1"), ([0.0, 0], "0")]
+)
+def test_a_value_listed_twice_on_a_grid_axis_is_refused(values, shown):
+    with pytest.raises(ValueError, match=rf"'grids\[0\].pruning.p' .* lists the value {shown} "):
+        SweepConfig(name="s", grids=({"pruning.p": values},))
+
+
+def test_a_toml_grid_with_a_repeated_value_names_the_file_and_the_axis(tmp_path):
+    path = write(tmp_path / "dup.toml", 'name = "dup"\n[[grid]]\nfed.rounds = [1, 2, 2]\n')
+    with pytest.raises(ValueError, match=r"dup.toml: .*'grids\[0\].fed.rounds' .* value 2 twice"):
+        read_config(path)
+
+
+@pytest.mark.parametrize(
+    ("grids", "match"),
+    [
+        (5, "The 'grids' parameter of SweepConfig must be a sequence of at least one"),
+        ({"pruning.p": [0.5]}, "The 'grids' parameter of SweepConfig must be a sequence"),
+        (({"panel": ["p"], "pruning.p": 0.5},), r"'grids\[0\].panel' .* Got \['p'\] instead"),
+        (({"panel": "", "pruning.p": 0.5},), r"'grids\[0\].panel' .* Got '' instead"),
+    ],
+)
+def test_grids_of_the_wrong_shape_are_refused(grids, match):
+    with pytest.raises(ValueError, match=match):
+        SweepConfig(name="s", grids=grids)
+
+
+def _fake_jobs(monkeypatch, during=None):
+    """Replace run_job by a trivial one that records which jobs ran and calls
+    ``during(job)`` while it "runs"."""
+    ran = []
+
+    def fake(job):
+        ran.append(job_key(job))
+        if during is not None:
+            during(job)
+        return {"seconds": 0.0}
+
+    monkeypatch.setattr(runner_module, "run_job", fake)
+    return ran
+
+
+def test_a_sweep_skips_a_job_another_writer_recorded_meanwhile(tmp_path, monkeypatch):
+    config = tiny_sweep()
+    keys = [job_key(j) for j in config.jobs()]
+    other = ResultStore(tmp_path / "s.jsonl")  # a second sweep on the same file
+
+    def other_records_the_third_job(job):
+        if job_key(job) == keys[0]:
+            other.append({"key": keys[2], "by": "other"})
+
+    ran = _fake_jobs(monkeypatch, other_records_the_third_job)
+    records = run_sweep(config, ResultStore(tmp_path / "s.jsonl"), progress=False)
+    assert ran == [keys[0], keys[1], keys[3]]
+    assert [r["key"] for r in records] == keys
+    assert records[2]["by"] == "other"
+
+
+def test_a_job_two_sweeps_ran_at_once_is_recorded_once(tmp_path, monkeypatch):
+    config = tiny_sweep()
+    keys = [job_key(j) for j in config.jobs()]
+    other = ResultStore(tmp_path / "s.jsonl")
+
+    def other_finishes_first(job):
+        if job_key(job) == keys[1]:
+            other.append({"key": keys[1], "by": "other"})
+
+    ran = _fake_jobs(monkeypatch, other_finishes_first)
+    records = run_sweep(config, ResultStore(tmp_path / "s.jsonl"), progress=False)
+    assert ran == keys
+    written = [r["key"] for r in ResultStore(tmp_path / "s.jsonl").records()]
+    assert sorted(written) == sorted(keys) and len(written) == len(keys)
+    assert records[1]["by"] == "other"
+
+
+@pytest.mark.parametrize("func", [run_sweep, runner_module.sweep_records])
+def test_a_sweep_needs_a_result_store(tmp_path, func):
+    with pytest.raises(ValueError, match=r"The 'store' parameter of .* must be a ResultStore"):
+        func(tiny_sweep(), str(tmp_path / "s.jsonl"))
