@@ -1,15 +1,23 @@
 """The ``pruneleak`` command line.
 
 Each subcommand lives in its own module of this package and exposes
-``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking
-the parsed arguments and returning an exit code.
+``register(subparsers)``, which adds its parser with :func:`add_command` (so that every
+option's help ends with its default) and sets ``func`` to a callable taking the parsed
+arguments and returning an exit code. Numeric options use the types of
+:mod:`sims.cli.arguments`, so a NaN, a negative count or a non-number is refused before
+any work starts.
 
 Commands that write files take ``--out DIR`` (:func:`add_out_argument`), by default
 ``pruneleak-out/<command>`` under the current directory, which ``.gitignore`` lists: a
 command never overwrites a file tracked in git unless it is pointed there explicitly
-(``make figures`` passes ``--out paper_figs``). A user error (a bad value, a folder that
-cannot be created) ends the command with one line on stderr and exit status 2; any
-other exception is a bug and keeps its traceback.
+(``make figures`` passes ``--out paper_figs``).
+
+Exit status (:func:`main`): 0 on success; 2 for a usage or user error (a bad value, a
+missing or unreadable file: ``ValueError`` or ``OSError``), reported in one line
+``pruneleak <command>: error: <message>`` on stderr; 1 for any other exception, which is
+a bug: its traceback is printed, then a line asking to rerun with ``--debug`` and report
+it; 130 on Ctrl-C. With ``--debug`` every error is raised with its full traceback and
+logging is at DEBUG level.
 """
 
 from __future__ import annotations
@@ -17,14 +25,87 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
+import traceback
 from pathlib import Path
 
+from sims.cli.arguments import nonnegative_int
 from sims.core.outputs import OUTPUT_ROOT
 from sims.core.runtime import cpu_tuning
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures", "leakage")
+
+
+def _typed(value) -> str:
+    """``value`` written as one would type it on the command line."""
+    if isinstance(value, list | tuple):
+        return " ".join(_typed(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.15g}"
+    return str(value)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Ends every option's help with ``(default: ...)``, the default as one would type it.
+
+    Left as written: flags (``store_true``: off unless given), required options, options
+    whose help already states its default in words (``(default: d*)`` where the default
+    is computed; a default of ``None`` must be said so), and positional arguments.
+    """
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (
+            action.nargs == 0
+            or action.required
+            or action.default in (None, argparse.SUPPRESS)
+            or "(default" in text
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: {_typed(action.default).replace('%', '%%')})"
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$", re.I)
+
+
+class Parser(argparse.ArgumentParser):
+    """``ArgumentParser`` with :class:`HelpFormatter`, reading ``-1e-3`` as a number.
+
+    Its subcommands' parsers are of this class too (argparse makes them of the parent's).
+    """
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        # Before Python 3.13 argparse took "-1e-3" (and "-inf") for an option, and said
+        # "--delta: expected one argument": its pattern had no exponent. With this one
+        # the value reaches the option's type, which accepts it or says what is wrong.
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
+
+def add_command(subparsers, name: str, *, help: str, description: str):
+    """Add and return the parser of subcommand ``name`` (a :class:`Parser`).
+
+    ``help`` is its line in the parent's list of commands, ``description`` the text of
+    its own ``--help``.
+    """
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(command_prog=parser.prog)
+    return parser
+
+
+def add_subcommands(parser: argparse.ArgumentParser, *, dest: str, metavar: str):
+    """Add the subcommands' action to ``parser``; given none, the parser prints its help
+    (which lists them, one line each) to stderr and exits with status 2."""
+
+    def choose(args) -> int:
+        parser.print_help(sys.stderr)
+        parser.exit(2, f"\n{parser.prog}: error: choose a {metavar} (listed above).\n")
+
+    parser.set_defaults(func=choose, command_prog=parser.prog)
+    return parser.add_subparsers(dest=dest, metavar=metavar)
 
 
 def add_out_argument(parser, command: str) -> None:
@@ -37,44 +118,78 @@ def add_out_argument(parser, command: str) -> None:
         type=Path,
         default=OUTPUT_ROOT / command,
         metavar="DIR",
-        help="folder for this command's files, created if missing (default: %(default)s)",
+        help="folder for this command's files, created if missing",
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The ``pruneleak`` parser with ``commands`` (default: :data:`SUBCOMMANDS`)."""
+    parser = Parser(
         prog="pruneleak",
         description="Privacy leakage in pruned federated learning: bounds, attacks, verification.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="log at DEBUG level and show the full traceback of every error",
+    )
+    parser.add_argument(
         "--threads",
-        type=int,
+        type=nonnegative_int,
         default=1,
         metavar="N",
-        help="torch intra-op CPU threads for this command (default 1: the toolkit's small "
-        "models run fastest on one thread of a shared host; 0 keeps torch's own choice)",
+        help="torch intra-op CPU threads for this command (1: the toolkit's small models "
+        "run fastest on one thread of a shared host; 0 keeps torch's own choice)",
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    subparsers = add_subcommands(parser, dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS if commands is None else commands:
         importlib.import_module(f"{__name__}.{name}").register(subparsers)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def _one_line(err: BaseException) -> str:
+    """The message of a user error in one line; an OSError names its file first."""
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        text = f"{err.filename}: {err.strerror}"
+    else:
+        text = str(err) or type(err).__name__
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = None) -> int:
+    """Run ``pruneleak`` with ``argv`` (default ``sys.argv[1:]``); see the module's exit statuses.
+
+    Returns the command's exit status on success; errors end in ``SystemExit``.
+    """
+    parser = build_parser(commands)
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+    # on the root logger even where handlers exist already (basicConfig then does nothing)
+    logging.getLogger().setLevel(
+        logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     )
-    if args.threads < 0:
-        parser.error(f"--threads must be >= 0. Got {args.threads} instead.")
+    prog = args.command_prog
     try:
         with cpu_tuning(threads=args.threads or None):
             return int(args.func(args) or 0)
-    except ValueError as err:
-        parser.exit(2, f"pruneleak {args.command}: error: {err}\n")
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        parser.exit(130, f"{prog}: interrupted.\n")
+    except (ValueError, OSError) as err:
+        if args.debug:
+            raise
+        parser.exit(2, f"{prog}: error: {_one_line(err)}\n")
+    except Exception:
+        if args.debug:
+            raise
+        traceback.print_exc()
+        parser.exit(
+            1,
+            f"{prog}: internal error (a bug, not a problem with the input): rerun with "
+            "--debug for the full log and report it with the command line.\n",
+        )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,12 @@ Sub-subcommands: ``priprune`` (Theorem 1 / Corollary 1), ``equivalence`` (Huang 
 Theorem E.2 and the width of Part 2), ``fedltp`` (Fed-LTP Theorem 1). Each prints the
 published and corrected values with units; ``--symbolic`` prints the published sympy
 expression (``--latex`` as LaTeX), ``--json`` one JSON object with the inputs, ``unit``,
-``published`` and ``corrected`` (non-finite numbers as the strings "inf"/"-inf").
+``published`` and ``corrected``.
+
+An infinite value is printed only where it is an answer, with what it means: an epsilon
+of inf (no privacy guarantee), a width of inf (no finite width suffices); in JSON as the
+string "inf". PriPrune's bound of finite inputs is finite: if it leaves the floating-point
+range the command says so and exits with status 2 instead of printing inf or -inf.
 """
 
 from __future__ import annotations
@@ -16,15 +21,27 @@ import numpy as np
 import sympy as sp
 
 from bounds import accounting, equivalence, priprune
+from sims.cli import add_command, add_subcommands
+from sims.cli.arguments import (
+    finite_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
+
+# What +inf means where it is an answer; any other non-finite value is refused.
+NO_GUARANTEE = "no privacy guarantee"
+NO_WIDTH = "no finite width suffices"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "bound",
         help="evaluate a paper's bound, published and corrected",
         description="Evaluate the published and corrected bounds of the source papers.",
     )
-    kinds = parser.add_subparsers(dest="bound", required=True, metavar="BOUND")
+    kinds = add_subcommands(parser, dest="bound", metavar="BOUND")
     _add_priprune(kinds)
     _add_equivalence(kinds)
     _add_fedltp(kinds)
@@ -37,102 +54,190 @@ def _add_output_options(parser) -> None:
 
 
 def _add_priprune(kinds) -> None:
-    parser = kinds.add_parser(
+    parser = add_command(
+        kinds,
         "priprune",
         help="PriPrune Theorem 1 / Corollary 1",
-        description="PriPrune single-round (T=1) or T-round leakage bound.",
+        description="PriPrune single-round (T=1) or T-round leakage bound, in bits or nats.",
     )
-    parser.add_argument("--p", type=float, required=True, help="pruning rate in [0, 1]")
-    parser.add_argument("--B", type=float, required=True, help="batch size >= 1")
-    parser.add_argument("--d-star", type=int, required=True, help="non-singular dimension d*")
+    parser.add_argument(
+        "--p", type=finite_float, required=True, help="pruning rate, a fraction in [0, 1]"
+    )
+    parser.add_argument(
+        "--B", type=finite_float, required=True, help="batch size B, in images, >= 1"
+    )
+    parser.add_argument(
+        "--d-star",
+        type=positive_int,
+        required=True,
+        help="non-singular dimension d* of the gradient covariance",
+    )
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--delta", type=float, help="Delta = log|det Sigma^(-1/2)| in nats")
-    group.add_argument("--log-pdet", type=float, help="natural log pseudo-determinant of Sigma")
-    parser.add_argument("--d", type=int, help="parameters under the mask (default: d*)")
-    parser.add_argument("--T", type=int, default=1, help="rounds (default: %(default)s)")
-    parser.add_argument("--unit", choices=priprune.UNITS, default="bits")
+    group.add_argument("--delta", type=finite_float, help="Delta = log|det Sigma^(-1/2)|, in nats")
+    group.add_argument(
+        "--log-pdet",
+        type=finite_float,
+        help="natural log of the pseudo-determinant of Sigma, in nats (Delta = -log_pdet / 2)",
+    )
+    parser.add_argument(
+        "--d",
+        type=positive_int,
+        help="parameters under the mask, >= d* (default: d*)",
+    )
+    parser.add_argument("--T", type=positive_int, default=1, help="number of rounds T")
+    parser.add_argument(
+        "--unit", choices=priprune.UNITS, default="bits", help="unit of the printed bound"
+    )
     _add_output_options(parser)
     parser.set_defaults(func=run_priprune)
 
 
 def _add_equivalence(kinds) -> None:
-    parser = kinds.add_parser(
+    parser = add_command(
+        kinds,
         "equivalence",
         help="Huang et al. Theorem E.2 epsilon_dp and Part 2 width",
         description="Pruning as Laplace noise: epsilon_dp (nats) and required width m.",
     )
-    parser.add_argument("--sigma", type=float, required=True, help="Laplace scale sigma")
-    parser.add_argument("--sigma-a", type=float, required=True, help="weight std sigma_A")
-    parser.add_argument("--m", type=int, required=True, help="layer width m")
-    parser.add_argument("--d", type=int, required=True, help="input dimension d")
-    parser.add_argument("--delta-dp", type=float, default=0.1, help="default: %(default)s")
-    parser.add_argument("--a", type=float, help="pruning threshold a (proof form, width)")
-    parser.add_argument("--eps-ap", type=float, default=0.05, help="default: %(default)s")
-    parser.add_argument("--delta-ap", type=float, default=0.1, help="default: %(default)s")
+    parser.add_argument(
+        "--sigma", type=positive_float, required=True, help="Laplace scale sigma, > 0"
+    )
+    parser.add_argument(
+        "--sigma-a",
+        type=positive_float,
+        required=True,
+        help="standard deviation sigma_A of the weights, > 0",
+    )
+    parser.add_argument("--m", type=positive_int, required=True, help="layer width m, neurons")
+    parser.add_argument("--d", type=positive_int, required=True, help="input dimension d")
+    parser.add_argument(
+        "--delta-dp", type=finite_float, default=0.1, help="delta of (epsilon, delta)-DP, in (0, 1)"
+    )
+    parser.add_argument(
+        "--a",
+        type=positive_float,
+        help="pruning threshold a, in the units of the weights: adds the proof form of "
+        "epsilon_dp and the width (default: not evaluated)",
+    )
+    parser.add_argument(
+        "--eps-ap", type=positive_float, default=0.05, help="epsilon of the closeness, > 0"
+    )
+    parser.add_argument(
+        "--delta-ap", type=finite_float, default=0.1, help="delta of the closeness, in (0, 1)"
+    )
     _add_output_options(parser)
     parser.set_defaults(func=run_equivalence)
 
 
 def _add_fedltp(kinds) -> None:
-    parser = kinds.add_parser(
+    parser = add_command(
+        kinds,
         "fedltp",
         help="Fed-LTP Theorem 1 accountant",
         description="Fed-LTP accumulated epsilon (nats) after round t (0-based).",
     )
-    parser.add_argument("--q", type=float, required=True, help="mini-batch sampling rate")
-    parser.add_argument("--sigma", type=float, required=True, help="noise multiplier")
-    parser.add_argument("--lambda-val", type=float, required=True, help="Laplace scale (eq. 17)")
-    parser.add_argument("--t", type=int, required=True, help="0-based round index")
-    parser.add_argument("--delta", type=float, default=1e-3, help="default: %(default)s")
+    parser.add_argument(
+        "--q", type=finite_float, required=True, help="mini-batch sampling rate, in [0, 1]"
+    )
+    parser.add_argument(
+        "--sigma",
+        type=positive_float,
+        required=True,
+        help="noise multiplier: noise standard deviation / clipping norm",
+    )
+    parser.add_argument(
+        "--lambda-val",
+        type=positive_float,
+        required=True,
+        help="Laplace scale of the noisy validation (eq. 17)",
+    )
+    parser.add_argument(
+        "--t",
+        type=nonnegative_int,
+        required=True,
+        help="round index t, 0-based (0: after the first round)",
+    )
+    parser.add_argument(
+        "--delta", type=finite_float, default=1e-3, help="delta of (epsilon, delta)-DP, in (0, 1)"
+    )
     parser.add_argument(
         "--steps-per-round",
-        type=int,
+        type=positive_int,
         default=1,
         help="noisy local steps per round for the corrected accountant",
     )
-    parser.add_argument("--alpha", type=float, help="evaluate eq. 20 at this order only")
+    parser.add_argument(
+        "--alpha",
+        type=finite_float,
+        help="evaluate eq. 20 at this Renyi order > 1 only (default: the best of the "
+        "accountant's orders)",
+    )
     _add_output_options(parser)
     parser.set_defaults(func=run_fedltp)
+
+
+def _checked(values: dict, *, kind: str, inputs: dict, infinite: dict, path=()) -> None:
+    """Refuse a non-finite number that is not an answer: +inf is one only where
+    ``infinite`` says what it means (e.g. epsilon = inf, no privacy guarantee).
+
+    NaN is a bug of the formula's code (its inputs passed validation); another
+    infinity is a value outside floating point, for which no number can be printed.
+    """
+    for key, value in values.items():
+        where = (*path, key)
+        if isinstance(value, dict):
+            _checked(value, kind=kind, inputs=inputs, infinite=infinite, path=where)
+        elif isinstance(value, float | np.floating) and not math.isfinite(value):
+            name = f"The {' '.join(where)} value of the {kind} bound"
+            given = ", ".join(f"{k}={v}" for k, v in inputs.items())
+            if math.isnan(value):
+                raise FloatingPointError(f"{name} is NaN for {given}.")
+            if not (value > 0 and key in infinite):
+                raise ValueError(
+                    f"{name} is {value} for {given}: it lies outside the floating-point "
+                    "range (about +-1.8e308), so there is no number to print."
+                )
 
 
 def _jsonable(value):
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, float | np.floating) and not math.isfinite(value):
-        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float | np.floating) and math.isinf(value):
+        return "inf"  # only +inf reaches here (_checked)
     if isinstance(value, np.generic):
         return value.item()
     return value
 
 
-def _emit(args, *, kind, inputs, unit, published, corrected, extra=None, expr=None) -> int:
+def _emit(
+    args, *, kind, inputs, unit, published, corrected, extra=None, expr=None, infinite=None
+) -> int:
+    """Print the bound as text, JSON or a symbolic expression; ``infinite`` maps the
+    name of a value that may be +inf to what +inf means there."""
     if args.symbolic:
         print(sp.latex(expr) if args.latex else str(expr))
         return 0
-    record = {
-        "bound": kind,
-        "inputs": inputs,
-        "unit": unit,
-        "published": published,
-        "corrected": corrected,
-        **(extra or {}),
-    }
+    infinite = infinite or {}
+    results = {"published": published, "corrected": corrected, **(extra or {})}
+    _checked(results, kind=kind, inputs=inputs, infinite=infinite)
+    record = {"bound": kind, "inputs": inputs, "unit": unit, **results}
     if args.json:
-        print(json.dumps(_jsonable(record), sort_keys=False))
+        print(json.dumps(_jsonable(record), sort_keys=False, allow_nan=False))
         return 0
     print(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in inputs.items()))
     for label, value in (("published", published), ("corrected", corrected)):
-        print(f"  {label:<10} {_format(value)} {unit}")
+        print(f"  {label:<10} {_format(value, label, infinite)} {unit}")
     for key, value in (extra or {}).items():
-        print(f"  {key:<10} {_format(value)}")
+        print(f"  {key:<10} {_format(value, key, infinite)}")
     return 0
 
 
-def _format(value) -> str:
+def _format(value, key: str, infinite: dict) -> str:
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_format(v)}" for k, v in value.items())
-    if isinstance(value, float):
-        return f"{value:.6g}"
+        return ", ".join(f"{k}={_format(v, k, infinite)}" for k, v in value.items())
+    if isinstance(value, float | np.floating):
+        text = f"{value:.6g}"
+        return f"{text} ({infinite[key]})" if math.isinf(value) else text
     return str(value)
 
 
@@ -207,6 +312,11 @@ def run_equivalence(args) -> int:
         published=published,
         corrected=corrected,
         expr=equivalence.epsilon_dp_theorem_expr(theorem="E.2"),
+        infinite={
+            "epsilon_dp": NO_GUARANTEE,
+            "epsilon_dp_proof": NO_GUARANTEE,
+            "required_width": NO_WIDTH,
+        },
     )
 
 
@@ -244,4 +354,5 @@ def run_fedltp(args) -> int:
         corrected=corrected,
         extra=extra,
         expr=accounting.fedltp_epsilon_published_expr(),
+        infinite={"published": NO_GUARANTEE, "corrected": NO_GUARANTEE},
     )

@@ -10,7 +10,13 @@ the figure ``demo_bound_vs_nmi.{png,pdf}`` (Theorem 1 beside NMI and PSNR).
 
 from __future__ import annotations
 
-from sims.cli import add_out_argument
+from sims.cli import add_command, add_out_argument
+from sims.cli.arguments import (
+    finite_float,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments import leakage
@@ -35,12 +41,9 @@ LEAKAGE_FIGURE_NAME = "demo_leakage_bits"
 RESULTS_NAME = "demo.jsonl"
 
 
-def _floats(values) -> str:
-    return ", ".join(f"{v:g}" for v in values)
-
-
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "demo",
         help="exact leakage and bounds in bits, and SGI/GI's NMI, versus p on digits",
         description=(
@@ -56,104 +59,119 @@ def register(subparsers) -> None:
     add_out_argument(parser, "demo")
     parser.add_argument(
         "--rates",
-        type=float,
+        type=finite_float,
         nargs="+",
         default=list(DEFAULT_RATES),
         metavar="P",
-        help="pruning rates of the attack jobs (default: 0, 0.1, ..., 0.9, 0.95, 0.99)",
+        help="pruning rates of the attack jobs: fractions of the weights pruned, in [0, 1]",
     )
-    parser.add_argument("--images", type=int, default=8, help="target images per p and attack")
-    parser.add_argument("--batch-size", type=int, default=1, help="client batch size B")
-    parser.add_argument("--pruning", choices=PRUNING, default="random")
+    parser.add_argument(
+        "--images",
+        type=positive_int,
+        default=DemoConfig.num_images,
+        help="target images per p and attack",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=DemoConfig.batch_size,
+        metavar="B",
+        help="client batch size B, in images (B > 1 needs --no-leakage)",
+    )
+    parser.add_argument(
+        "--pruning", choices=PRUNING, default=DemoConfig.pruning, help="base pruning scheme"
+    )
     parser.add_argument(
         "--iterations",
-        type=int,
+        type=positive_int,
         default=DemoConfig.attack_iterations,
         help="L-BFGS iterations per attack",
     )
     parser.add_argument(
         "--stats-samples",
-        type=int,
+        type=positive_int,
         default=DemoConfig.stats_samples,
-        help="per-sample gradients behind d* and Delta (default: %(default)s)",
+        help="per-sample gradients behind Theorem 1's d* and Delta",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument(
+        "--seed", type=nonnegative_int, default=DemoConfig.seed, help="seed of every draw"
+    )
+    parser.add_argument("--device", default=DemoConfig.device, help="auto, cpu, cuda or cuda:N")
     group = parser.add_argument_group(
         "leakage part (B = 1, random pruning; sims.experiments.leakage)"
     )
     group.add_argument(
         "--leakage-rates",
-        type=float,
+        type=finite_float,
         nargs="+",
         default=list(DEFAULT_LEAKAGE_RATES),
         metavar="P",
-        help=f"pruning rates of the leakage part (default: {_floats(DEFAULT_LEAKAGE_RATES)})",
+        help="pruning rates of the leakage part, fractions in [0, 1]",
     )
     group.add_argument(
         "--noise",
-        type=float,
+        type=nonnegative_float,
         nargs="+",
         default=list(DEFAULT_NOISE_STDS),
         metavar="S",
-        help="noise standard deviations on the kept coordinates, in the units of the "
-        f"weights (default: {_floats(DEFAULT_NOISE_STDS)})",
+        help="standard deviations of the Gaussian noise on the kept coordinates, in the "
+        "units of the weights (0: plain FedSGD)",
     )
     group.add_argument(
         "--candidates",
-        type=int,
+        type=positive_int,
         default=DemoConfig.candidates,
         metavar="M",
-        help="candidate digits (default: %(default)s, all)",
+        help="candidate digits the target is drawn from, in [2, 1797] (1797: all)",
     )
     group.add_argument(
         "--samples",
-        type=int,
+        type=positive_int,
         default=DemoConfig.leakage_samples,
-        help="Monte Carlo draws of the exact leakage per (p, s) (default: %(default)s)",
+        help="Monte Carlo draws of the exact leakage per (p, s)",
     )
     group.add_argument(
         "--leakage-targets",
-        type=int,
+        type=positive_int,
         default=DemoConfig.leakage_targets,
-        help="targets attacked per (p, s) for the Fano bounds (default: %(default)s)",
+        help="targets attacked per (p, s) for the Fano bounds",
     )
     group.add_argument(
         "--leakage-iterations",
-        type=int,
+        type=positive_int,
         default=DemoConfig.leakage_iterations,
-        help="L-BFGS iterations of those attacks (default: %(default)s)",
+        help="L-BFGS iterations of those attacks",
     )
     group.add_argument(
         "--no-leakage", action="store_true", help="skip the leakage part and its figure"
     )
     group.add_argument(
         "--estimate-candidates",
-        type=int,
+        type=positive_int,
         default=DemoConfig.estimate_candidates,
         metavar="M",
         help="candidates of the estimator part: KSG, MINE and H-MINE against the exact "
-        "value at the positive noise levels (default: %(default)s)",
+        "value at the positive noise levels",
     )
     group.add_argument(
         "--estimate-rates",
-        type=float,
+        type=finite_float,
         nargs="+",
         default=list(DemoConfig.estimate_rates),
         metavar="P",
-        help=f"pruning rates of the estimator part (default: {_floats(DemoConfig.estimate_rates)})",
+        help="pruning rates of the estimator part, fractions in [0, 1]",
     )
     group.add_argument(
         "--estimate-draws",
-        type=int,
+        type=positive_int,
         default=DemoConfig.estimate_draws,
-        help="(image, noisy release) pairs per estimate (default: %(default)s)",
+        help="(image, noisy release) pairs per estimate, at least 16",
     )
     group.add_argument(
         "--estimate-steps",
-        type=int,
+        type=positive_int,
         default=DemoConfig.estimate_steps,
-        help="Adam steps of MINE and H-MINE (default: %(default)s)",
+        help="Adam steps of MINE and H-MINE",
     )
     group.add_argument("--no-estimates", action="store_true", help="skip the estimator part")
     parser.add_argument("--no-figure", action="store_true", help="skip writing the figures")

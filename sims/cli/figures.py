@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sims.cli import add_out_argument
+from sims.cli import add_command, add_out_argument
 from sims.core.outputs import output_dir
 from sims.core.scale import SCALES
 from sims.plots.figures import notebook_paths, run_notebook
@@ -21,7 +21,8 @@ DEFAULT_NOTEBOOK_DIR = Path("notebooks")
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "figures",
         help="execute the notebooks of a checkout and write their figures under --out",
         description=(
@@ -34,7 +35,7 @@ def register(subparsers) -> None:
         type=Path,
         default=DEFAULT_NOTEBOOK_DIR,
         metavar="DIR",
-        help="folder of the project's notebooks (default: ./%(default)s)",
+        help="folder of the project's notebooks",
     )
     parser.add_argument(
         "--scale",
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
         metavar="NAME",
         action="append",
         default=None,
-        help="run only notebooks whose file name contains NAME (repeatable)",
+        help="run only notebooks whose file name contains NAME, repeatable (default: all)",
     )
     add_out_argument(parser, "figures")
     parser.set_defaults(func=run)
@@ -55,6 +56,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     folder = args.notebooks
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--notebooks {folder} is a file: it must name the notebooks' folder.")
     paths = notebook_paths(folder)
     if not paths:
         raise ValueError(

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import json
 
-from sims.cli import add_out_argument
+from sims.cli import add_command, add_out_argument
+from sims.cli.arguments import (
+    finite_float,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+)
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments.leakage import (
@@ -29,7 +35,8 @@ FIGURE_NAME = "leakage_bits"
 
 def register(subparsers) -> None:
     defaults = LeakageConfig()
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "leakage",
         help="exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
         description=(
@@ -44,66 +51,68 @@ def register(subparsers) -> None:
         ),
     )
     add_out_argument(parser, "leakage")
-    parser.add_argument("--dataset", choices=DATASETS, default=defaults.dataset)
+    parser.add_argument(
+        "--dataset", choices=DATASETS, default=defaults.dataset, help="candidate images"
+    )
     parser.add_argument(
         "--p",
         dest="rates",
-        type=float,
+        type=finite_float,
         nargs="+",
         default=list(defaults.rates),
         metavar="P",
-        help="pruning rates (default: %(default)s)",
+        help="pruning rates: fractions of the weights pruned, in [0, 1]",
     )
     parser.add_argument(
         "--noise",
-        type=float,
+        type=nonnegative_float,
         nargs="+",
         default=list(defaults.noise_stds),
         metavar="S",
-        help="noise standard deviations, in the units of the weights (default: %(default)s)",
+        help="standard deviations of the Gaussian noise on the kept coordinates, in the "
+        "units of the weights (0: plain FedSGD)",
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=defaults.batch_size,
         metavar="B",
-        help="client batch size: the secret is a uniform B-subset of the M candidates "
-        "(default: %(default)s)",
+        help="client batch size, in images: the secret is a uniform B-subset of the M candidates",
     )
     parser.add_argument(
         "--candidates",
-        type=int,
+        type=positive_int,
         default=defaults.candidates,
         metavar="M",
-        help="candidate images (default: %(default)s, all digits)",
+        help="candidate images, at least 2 (1797: all digits)",
     )
     parser.add_argument(
         "--samples",
-        type=int,
+        type=positive_int,
         default=defaults.samples,
-        help="Monte Carlo draws of the exact leakage (default: %(default)s)",
+        help="Monte Carlo draws of the exact leakage",
     )
     parser.add_argument(
         "--attack-targets",
-        type=int,
+        type=positive_int,
         default=defaults.attack_targets,
-        help="targets attacked per (p, noise) by SGI and GI (default: %(default)s)",
+        help="targets attacked per (p, noise) by SGI and GI",
     )
     parser.add_argument(
         "--iterations",
-        type=int,
+        type=positive_int,
         default=defaults.attack_iterations,
-        help="L-BFGS iterations per attack (default: %(default)s)",
+        help="L-BFGS iterations per attack",
     )
     parser.add_argument(
         "--stats-samples",
-        type=int,
+        type=positive_int,
         default=None,
         help="per-sample gradients behind Theorem 1's d* and Delta (default: min(256, M))",
     )
     parser.add_argument(
         "--theorem1-samples",
-        type=int,
+        type=positive_int,
         nargs="+",
         default=None,
         metavar="N",
@@ -112,18 +121,20 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--estimate-draws",
-        type=int,
+        type=nonnegative_int,
         default=defaults.estimate_draws,
-        help="(image, noisy release) pairs for KSG, MINE and H-MINE per (p, noise > 0); "
-        "0 skips them (default: %(default)s; use with small --candidates)",
+        help="(image, noisy release) pairs for KSG, MINE and H-MINE per (p, noise > 0), "
+        "0 or at least 16; 0 skips them (use them with a small --candidates)",
     )
     parser.add_argument(
         "--estimate-steps",
-        type=int,
+        type=positive_int,
         default=defaults.estimate_steps,
-        help="Adam steps of MINE and H-MINE (default: %(default)s)",
+        help="Adam steps of MINE and H-MINE",
     )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--seed", type=nonnegative_int, default=defaults.seed, help="seed of every draw"
+    )
     parser.add_argument("--device", default=defaults.device, help="auto, cpu, cuda or cuda:N")
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per (p, noise) per line"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from sims.cli import add_out_argument
+from sims import cli
+from sims.cli import add_command, add_out_argument
+from sims.cli.arguments import nonnegative_int
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments.consistency import consistency_rows, format_table
@@ -18,7 +19,8 @@ STUDY_PANELS = ("p", "B", "d", "T")
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "sweep",
         help="run or resume an attack-study sweep from a TOML grid",
         description=(
@@ -35,12 +37,24 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--results",
         type=Path,
-        default=None,
+        metavar="FILE",
         help="JSON-lines results store (default: OUT/<sweep name>.jsonl)",
     )
-    parser.add_argument("--device", default=None, help="override the jobs' device")
-    parser.add_argument("--data-dir", default=None, help="override the jobs' data_dir")
-    parser.add_argument("--max-jobs", type=int, default=None, help="stop after N new jobs")
+    parser.add_argument(
+        "--device",
+        help="override the jobs' device: auto, cpu, cuda or cuda:N (default: the configuration's)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="override the jobs' folder of data files (default: the configuration's)",
+    )
+    parser.add_argument(
+        "--max-jobs",
+        type=nonnegative_int,
+        metavar="N",
+        help="stop after N new jobs (default: run every job)",
+    )
     parser.add_argument("--figures", action="store_true", help="write the figures to OUT")
     parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
     parser.set_defaults(func=run)
@@ -89,14 +103,8 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """This subcommand alone (``python -m sims.cli.sweep CONFIG ...``)."""
-    parser = argparse.ArgumentParser(prog="pruneleak")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.func(args) or 0)
-    except ValueError as err:
-        parser.exit(2, f"pruneleak sweep: error: {err}\n")
+    """This subcommand alone (``python -m sims.cli.sweep CONFIG ...``), as ``pruneleak sweep``."""
+    return cli.main(["sweep", *(sys.argv[1:] if argv is None else argv)], commands=("sweep",))
 
 
 if __name__ == "__main__":

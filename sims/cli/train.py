@@ -15,7 +15,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sims.cli import add_out_argument
+from sims.cli import Parser, add_command, add_out_argument
+from sims.cli.arguments import (
+    finite_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets
@@ -28,10 +34,16 @@ RESULTS_NAME = "train.jsonl"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "train",
         help="train a pruned FL model and record its per-round test accuracy",
-        description=__doc__.split("\n\n")[0],
+        description=(
+            "Pruned FL training (PriPrune Algorithm 1) with per-round test accuracy. Each "
+            f"run appends one record (the whole per-round curve) to {RESULTS_NAME} under "
+            "--out; rerunning a finished configuration prints the stored curve without "
+            "training."
+        ),
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
@@ -39,61 +51,124 @@ def register(subparsers) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """A stand-alone parser with the same arguments (for tests and scripts)."""
-    parser = argparse.ArgumentParser(prog="pruneleak train")
+    parser = Parser(prog="pruneleak train")
     add_arguments(parser)
     parser.set_defaults(func=run)
     return parser
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = FedConfig()
     data = parser.add_argument_group("data")
-    data.add_argument("--dataset", choices=available_datasets(), default="digits")
-    data.add_argument("--data-dir", type=Path, help="folder of the data set's files")
+    data.add_argument(
+        "--dataset", choices=available_datasets(), default=TrainConfig.dataset, help="data set"
+    )
+    data.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="folder of the data set's files (default: none; digits ships with scikit-learn)",
+    )
     data.add_argument(
         "--partition",
         choices=PARTITIONS,
-        default="iid",
-        help="client split; 'natural' = FEMNIST writers (default: %(default)s)",
+        default=TrainConfig.partition,
+        help="client split; 'natural' = FEMNIST writers",
     )
     data.add_argument(
         "--clients",
-        type=int,
-        default=10,
-        help="number of clients N for iid/dirichlet (default: %(default)s)",
+        type=positive_int,
+        default=TrainConfig.num_clients,
+        metavar="N",
+        help="number of clients N for iid/dirichlet",
     )
-    data.add_argument("--alpha", type=float, default=0.5, help="Dirichlet concentration")
+    data.add_argument(
+        "--alpha",
+        type=positive_float,
+        default=TrainConfig.alpha,
+        help="Dirichlet concentration of the dirichlet split, > 0 (small: more label skew)",
+    )
     data.add_argument(
         "--test-fraction",
-        type=float,
-        default=0.2,
-        help="held-out fraction when there is no official test split",
+        type=finite_float,
+        default=TrainConfig.test_fraction,
+        help="held-out fraction of the images when there is no official test split, in (0, 1)",
     )
     model = parser.add_argument_group("model and pruning")
-    model.add_argument("--model", choices=available_models(), default="conv2")
-    model.add_argument("--width", type=int, help="Conv-k: channels of the first conv layer")
-    model.add_argument("--hidden", type=int, help="Conv-k: units of the hidden linear layer")
+    model.add_argument(
+        "--model", choices=available_models(), default=TrainConfig.model, help="model"
+    )
+    model.add_argument(
+        "--width",
+        type=positive_int,
+        help="Conv-k: channels of the first conv layer (default: the model's)",
+    )
+    model.add_argument(
+        "--hidden",
+        type=positive_int,
+        help="Conv-k: units of the hidden linear layer (default: the model's)",
+    )
     model.add_argument(
         "--activation",
         choices=("relu", "sigmoid", "tanh"),
-        help="activation (all models but logreg)",
+        help="activation, all models but logreg (default: the model's)",
     )
-    model.add_argument("--pruning", choices=available_schemes(), default="random")
-    model.add_argument("--p", type=float, default=0.3, help="base pruning rate (default: 0.3)")
     model.add_argument(
-        "--readjust-every", type=int, help="FedDST/PruneFL re-adjustment interval in rounds"
+        "--pruning", choices=available_schemes(), default=TrainConfig.pruning, help="pruning scheme"
+    )
+    model.add_argument(
+        "--p",
+        type=finite_float,
+        default=TrainConfig.p,
+        help="base pruning rate: fraction of the weights pruned, in [0, 1]",
+    )
+    model.add_argument(
+        "--readjust-every",
+        type=positive_int,
+        metavar="ROUNDS",
+        help="FedDST/PruneFL re-adjustment interval, in rounds (default: the scheme's)",
     )
     fl = parser.add_argument_group("federated learning")
-    fl.add_argument("--rounds", type=int, default=defaults.rounds)
-    fl.add_argument("--clients-per-round", type=int, default=defaults.clients_per_round)
-    fl.add_argument("--local-epochs", type=int, default=defaults.local_epochs)
-    fl.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    fl.add_argument("--lr", type=float, default=defaults.lr)
-    fl.add_argument("--algorithm", choices=ALGORITHMS, default=defaults.algorithm)
-    fl.add_argument("--eval-every", type=int, default=defaults.eval_every)
+    fl.add_argument("--rounds", type=positive_int, default=FedConfig.rounds, help="global rounds T")
+    fl.add_argument(
+        "--clients-per-round",
+        type=positive_int,
+        default=FedConfig.clients_per_round,
+        help="clients sampled per round, at most --clients",
+    )
+    fl.add_argument(
+        "--local-epochs",
+        type=positive_int,
+        default=FedConfig.local_epochs,
+        help="local steps on the batch (fedsgd) or passes over the client's data (fedavg)",
+    )
+    fl.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=FedConfig.batch_size,
+        metavar="B",
+        help="local batch size B, in images",
+    )
+    fl.add_argument(
+        "--lr",
+        type=positive_float,
+        default=FedConfig.lr,
+        help="client learning rate r of eq. (1), > 0",
+    )
+    fl.add_argument(
+        "--algorithm", choices=ALGORITHMS, default=FedConfig.algorithm, help="federated algorithm"
+    )
+    fl.add_argument(
+        "--eval-every",
+        type=positive_int,
+        default=FedConfig.eval_every,
+        metavar="ROUNDS",
+        help="evaluate the global model every this many rounds",
+    )
     run_group = parser.add_argument_group("run")
-    run_group.add_argument("--seed", type=int, default=0)
-    run_group.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    run_group.add_argument(
+        "--seed", type=nonnegative_int, default=TrainConfig.seed, help="seed of every draw"
+    )
+    run_group.add_argument("--device", default=TrainConfig.device, help="auto, cpu, cuda or cuda:N")
     add_out_argument(run_group, "train")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 

@@ -17,14 +17,16 @@ from __future__ import annotations
 import sys
 import time
 
-from sims.cli import add_out_argument
+from sims.cli import add_command, add_out_argument
+from sims.cli.arguments import nonnegative_int
 from sims.core.outputs import output_dir
 
 REPORT_NAME = "verification_report"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "verify",
         help="check every theorem constant and proof step of the source papers",
         description=(
@@ -33,21 +35,27 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument(
-        "--paper", help="only this paper: priprune, huang, fedltp or hmine (or its name)"
+        "--paper",
+        help="only this paper: priprune, huang, fedltp or hmine, or its name (default: all)",
     )
     parser.add_argument(
-        "--claim", action="append", metavar="ID", help="only this claim (repeatable)"
+        "--claim",
+        action="append",
+        metavar="ID",
+        help="only this claim, repeatable (default: every claim of --paper)",
     )
     parser.add_argument(
         "--format",
         choices=("table", "json", "markdown"),
         default="table",
-        help="output format (default: %(default)s)",
+        help="output format",
     )
     parser.add_argument(
         "--thorough", action="store_true", help="10x the Monte Carlo samples of quick mode"
     )
-    parser.add_argument("--seed", type=int, default=0, help="default: %(default)s")
+    parser.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="seed of the Monte Carlo checks"
+    )
     parser.add_argument("--list", action="store_true", help="list the claim ids and exit")
     add_out_argument(parser, "verify")
     parser.set_defaults(func=run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -93,3 +94,52 @@ def test_invalid_input_exits_with_message(capsys):
         main(["bound", "priprune", "--p", "1.3", "--B", "20", "--d-star", "10", "--delta", "0"])
     assert exc.value.code == 2
     assert "'p' parameter" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf])
+def test_a_bound_outside_floating_point_is_refused_not_printed(capsys, monkeypatch, value):
+    # Theorem 1 of finite inputs is finite; an overflow (2 Delta / ln 2 with Delta = 1e308
+    # nats is past the largest float) is no answer, neither as inf nor as -inf.
+    monkeypatch.setattr(priprune, "multi_round_bound_corrected", lambda *a, **kw: value)
+    for extra in ([], ["--json"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*PRIPRUNE, *extra])
+        assert exc.value.code == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert f"corrected value of the priprune bound is {value}" in captured.err
+        assert "p=0.3, B=20.0, d_star=100, delta_nats=-50.0" in captured.err
+        assert "outside the floating-point range" in captured.err
+
+
+def test_an_infinite_epsilon_is_printed_with_its_meaning(capsys):
+    # The corrected epsilon_dp of Theorem E.2 is inf by construction (no finite pure
+    # epsilon): the text says what inf means, the JSON keeps the string "inf".
+    assert main(EQUIVALENCE) == 0
+    corrected = next(line for line in capsys.readouterr().out.splitlines() if "corrected" in line)
+    assert "epsilon_dp=inf (no privacy guarantee)" in corrected
+    assert _json(capsys, EQUIVALENCE)["corrected"]["epsilon_dp"] == "inf"
+
+
+def test_fedltp_epsilon_inf_is_no_guarantee(capsys, monkeypatch):
+    monkeypatch.setattr(
+        accounting, "fedltp_epsilon_published_optimal", lambda t, **kw: (float("inf"), 2.0)
+    )
+    assert main(FEDLTP) == 0
+    published = next(line for line in capsys.readouterr().out.splitlines() if "published" in line)
+    assert published.split() == ["published", "inf", "(no", "privacy", "guarantee)", "nats"]
+
+
+def test_a_nan_bound_is_a_bug_with_a_traceback(capsys, monkeypatch):
+    # Inputs that pass validation must not give NaN: if one does, the code is wrong,
+    # and the command says so (exit 1, traceback, a request to report) instead of
+    # printing nan (or, as before, the JSON string "-inf").
+    monkeypatch.setattr(accounting, "fedltp_epsilon_corrected", lambda t, **kw: (float("nan"), 2.0))
+    for extra in ([], ["--json"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*FEDLTP, *extra])
+        assert exc.value.code == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert "FloatingPointError" in captured.err and "corrected value" in captured.err
+        assert "--debug" in captured.err.splitlines()[-1]
