@@ -14,11 +14,13 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from sims.cli import add_command, add_subcommands
 from sims.core.store import Problem, check, repair
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "results",
         help="check or repair a results file (JSON lines, one record per job)",
         description=(
@@ -26,7 +28,7 @@ def register(subparsers) -> None:
             "one JSON record per line, each with a key no other line holds."
         ),
     )
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_subcommands(parser, dest="action", metavar="ACTION")
     for name, func, text in (
         ("check", run_check, "list the damaged lines; exit status 1 if there is one"),
         (
@@ -36,7 +38,7 @@ def register(subparsers) -> None:
             "the original is saved as FILE.bak first",
         ),
     ):
-        action = actions.add_parser(name, help=text, description=text)
+        action = add_command(actions, name, help=text, description=text)
         action.add_argument("file", type=Path, metavar="FILE", help="the results file")
         action.set_defaults(func=func)
 

@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-import sims.cli
 from bounds import accounting, equivalence, priprune
 from sims.cli import main
 
@@ -27,14 +26,6 @@ EQUIVALENCE = [
     "0.5",
 ]
 FEDLTP = ["bound", "fedltp", "--q", "0.0125", "--sigma", "1.4", "--lambda-val", "10", "--t", "9"]
-
-
-@pytest.fixture(autouse=True)
-def _only_bound_subcommand(monkeypatch):
-    # Build the parser with this subcommand alone, so that the test does not depend on
-    # the other subcommand modules (written in parallel) importing cleanly.
-    assert "bound" in sims.cli.SUBCOMMANDS
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("bound",))
 
 
 def _json(capsys, argv):

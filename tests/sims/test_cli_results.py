@@ -6,17 +6,8 @@ import json
 
 import pytest
 
-import sims.cli
 from sims.cli import main
 from sims.core.store import ResultStore
-
-
-@pytest.fixture(autouse=True)
-def _only_results_subcommand(monkeypatch):
-    # The parser with this subcommand alone: the test does not depend on the other
-    # subcommand modules (written in parallel) importing cleanly.
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("results",))
-
 
 GOOD = '{"key": "a", "v": 1}\n{"key": "b"}\n'
 DAMAGED = GOOD + '{"key": "a", "v": 2}\n{"key": "c", "v\n{"key": "d"}\n'
