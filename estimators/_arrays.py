@@ -26,10 +26,10 @@ def to_numpy(name: str, value, *, func: str, ndim: int | None = None) -> np.ndar
     --------
     >>> to_numpy("x", [1, 2], func="f")
     array([1., 2.])
-    >>> to_numpy("x", [1 + 2j], func="f")
+    >>> to_numpy("x", [1 + 2j], func="f")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: The 'x' parameter of f must hold real numbers (bool, int or float). Got dtype complex128 instead.
+    ValueError: The 'x' parameter of f must hold real numbers ... Got dtype complex128 instead.
     """
     if hasattr(value, "detach"):  # torch.Tensor, on any device
         value = value.detach().to("cpu")
@@ -87,10 +87,10 @@ def check_values_in(
 
     Examples
     --------
-    >>> check_values_in("x", np.array([0.0, 255.0]), 0.0, 1.0, func="f", range_name="value_range")
+    >>> check_values_in("x", np.array([0.0, 255.0]), 0.0, 1.0, func="f", range_name="r")
     Traceback (most recent call last):
     ...
-    ValueError: The 'x' parameter of f must have values in value_range=[0, 1]. Got values in [0, 255] instead.
+    ValueError: The 'x' parameter of f must have values in r=[0, 1]. Got values in [0, 255] instead.
     """
     lo, hi = float(arr.min()), float(arr.max())
     if lo < low or hi > high:

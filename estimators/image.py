@@ -303,9 +303,10 @@ def phash_similarity(original, reconstruction, *, per_image: bool = False):
     if not per_image:
         a, b = a[None], b[None]
     if a.ndim not in (3, 4):
+        expected = "(B, [C,] H, W) with per_image=True" if per_image else "([C,] H, W)"
         raise ValueError(
-            "The inputs of phash_similarity must be images ([B,] [C,] H, W). "
-            f"Got shape {a.shape[1:] if not per_image else a.shape} instead."
+            f"The inputs of phash_similarity must be images {expected}. "
+            f"Got shape {a.shape if per_image else a.shape[1:]} instead."
         )
     bits = _PHASH_BLOCK * _PHASH_BLOCK
     distances = [

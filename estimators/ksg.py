@@ -98,9 +98,10 @@ def ksg_mutual_information(x, y, *, k: int = 3, standardize: bool = True) -> flo
     Parameters
     ----------
     x, y : array-like or torch.Tensor, shape (N, ...)
-        Paired samples; axes after the first are flattened into features.
-        Any finite real values; the estimate is computed on rescaled data (see
-        ``standardize``), so magnitudes up to the float64 maximum are fine.
+        Paired samples of finite real values; axes after the first are flattened into
+        features. The estimate is computed on rescaled data (see ``standardize``), so
+        magnitudes up to the float64 maximum are fine; the domain is data whose rescaled
+        joint samples are distinct (see Raises).
     k : int, default 3
         Number of neighbours, in ``[1, N - 1]`` for ``N`` samples. Kraskov et al.
         recommend 2 to 4.
@@ -120,7 +121,9 @@ def ksg_mutual_information(x, y, *, k: int = 3, standardize: bool = True) -> flo
     ------
     ValueError
         NaN / inf, different sample counts, ``N < k + 1``, constant ``x`` or ``y``, or
-        duplicated joint samples (``eps_i = 0``; add a tiny jitter to discrete data).
+        duplicated joint samples (``eps_i = 0``; add a tiny jitter to discrete data). The
+        duplicates are those of the rescaled data: points more than ~1e300 times smaller
+        than an outlier of the same variable underflow to one value.
 
     Examples
     --------
@@ -149,8 +152,10 @@ def ksg_mutual_information(x, y, *, k: int = 3, standardize: bool = True) -> flo
     eps = cKDTree(joint).query(joint, k=k + 1, p=np.inf)[0][:, -1]
     if np.any(eps == 0):
         raise ValueError(
-            f"{func} found {int(np.sum(eps == 0))} samples with {k} or more exact duplicates "
-            "in the joint space; KSG needs continuous data (add a tiny jitter)."
+            f"The 'x' and 'y' parameters of {func} must be continuous: "
+            f"{int(np.sum(eps == 0))} joint samples (x, y) have k={k} or more exact "
+            "duplicates after rescaling (discrete data, or points so much smaller than an "
+            "outlier that they round together); add a tiny jitter."
         )
     radius = np.nextafter(eps, 0.0)  # strict inequality ||x_j - x_i|| < eps_i
     n_x = cKDTree(x).query_ball_point(x, radius, p=np.inf, return_length=True) - 1

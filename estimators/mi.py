@@ -249,9 +249,7 @@ class GaussianBatchChannel:
         check_int("batch_size", self.batch_size, func=func, low=1)
         check_int("dim_x", self.dim_x, func=func, low=1)
         check_int("dim_g", self.dim_g, func=func, low=1)
-        check_real(
-            "noise_std", self.noise_std, func=func, low=0.0, low_inclusive=False, high=1e150
-        )
+        check_real("noise_std", self.noise_std, func=func, low=0.0, low_inclusive=False, high=1e150)
         rng = np.random.default_rng(check_seed(self.seed, func=func))
         _check_entries("the mixing matrix", (self.dim_g, self.dim_x), func)
         mixing = rng.standard_normal((self.dim_g, self.dim_x)) / math.sqrt(self.dim_x)
@@ -261,7 +259,9 @@ class GaussianBatchChannel:
         """Covariance of the flattened ``(x_1, ..., x_B, G)``, shape ``(B dim_x + dim_g,) * 2``."""
         b, dx = self.batch_size, self.dim_x
         side = b * dx + self.dim_g
-        _check_entries("the joint covariance", (side, side), "GaussianBatchChannel.joint_covariance")
+        _check_entries(
+            "the joint covariance", (side, side), "GaussianBatchChannel.joint_covariance"
+        )
         cross = np.tile(self.mixing / b, (1, b))  # Cov(G, X_B) = [A/B, ..., A/B]
         cov_g = self.mixing @ self.mixing.T / b + self.noise_std**2 * np.eye(self.dim_g)
         return np.block([[np.eye(b * dx), cross.T], [cross, cov_g]])

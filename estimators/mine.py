@@ -74,9 +74,13 @@ logger = logging.getLogger(__name__)
 
 ACTIVATIONS = {"relu": nn.ReLU, "elu": nn.ELU}
 _EVAL_CHUNK = 4096  # samples per forward pass when evaluating the held-out bound
+_BOOTSTRAP_CHUNK = 2**24  # statistics (128 MiB of float64) per chunk of bootstrap resamples
 #: Largest statistics network built: 2**28 parameters are 1 GiB in float32 (4 GiB with
 #: Adam's state and gradients). Larger requests are refused before any allocation.
 MAX_PARAMETERS = 2**28
+#: Most held-out statistics ``T`` (marginal permutations x held-out samples) kept at once:
+#: 2**28 of them are 1 GiB in float32 on the device and 2 GiB in float64 on the CPU.
+MAX_HELDOUT_STATISTICS = 2**28
 
 
 def _check_open_unit(name: str, value, func: str) -> float:
@@ -363,6 +367,12 @@ def _samples(x, y, *, func: str, config: DVTrainingConfig, names=("x", "y")):
             f"held-out samples (holdout_fraction={config.holdout_fraction}). "
             f"Got {x.shape[0]} samples in all."
         )
+    if config.marginal_permutations * n_test > MAX_HELDOUT_STATISTICS:
+        raise ValueError(
+            f"The 'marginal_permutations' setting of {func} ({config.marginal_permutations}) "
+            f"times the {n_test} held-out samples exceeds {MAX_HELDOUT_STATISTICS} statistics "
+            "kept at once; use fewer permutations or a smaller holdout_fraction."
+        )
     return x, y.reshape(y.shape[0], -1), n_test
 
 
@@ -392,7 +402,7 @@ def _network_inputs(arrays: dict[str, tuple[np.ndarray, tuple[int, ...]]], *, fu
                 f"beyond float32 (at most {limit:g}) in which the network computes; keep "
                 "DVTrainingConfig(standardize=True) or rescale the data."
             )
-        tensors.append(torch.from_numpy(arr).to(device, torch.float32))
+        tensors.append(torch.from_numpy(np.ascontiguousarray(arr)).to(device, torch.float32))
     return tensors
 
 
@@ -447,14 +457,21 @@ def _evaluate(network, x, y, config: DVTrainingConfig, generator) -> tuple[np.nd
 
 
 def _bootstrap(t_joint: np.ndarray, t_marg: np.ndarray, config: DVTrainingConfig, seed: int):
+    """Percentile interval of the DV bound over ``n_bootstrap`` resamples of the held-out
+    indices, drawn in chunks of at most ``_BOOTSTRAP_CHUNK`` statistics so that memory does
+    not grow with ``n_bootstrap``."""
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, t_joint.shape[0], size=(config.n_bootstrap, t_joint.shape[0]))
-    joint = t_joint[idx].mean(axis=1)
-    marg = t_marg[:, idx]  # (permutations, resamples, n)
-    peak = marg.max(axis=(0, 2))
-    log_mean = peak + np.log(np.mean(np.exp(marg - peak[None, :, None]), axis=(0, 2)))
+    n = t_joint.shape[0]
+    per_chunk = max(1, _BOOTSTRAP_CHUNK // (t_marg.shape[0] * n))
+    values = []
+    for start in range(0, config.n_bootstrap, per_chunk):
+        idx = rng.integers(0, n, size=(min(per_chunk, config.n_bootstrap - start), n))
+        marg = t_marg[:, idx]  # (permutations, resamples, n)
+        peak = marg.max(axis=(0, 2))
+        log_mean = peak + np.log(np.mean(np.exp(marg - peak[None, :, None]), axis=(0, 2)))
+        values.append(t_joint[idx].mean(axis=1) - log_mean)
     tail = (1.0 - config.confidence) / 2.0
-    return np.quantile(joint - log_mean, [tail, 1.0 - tail])
+    return np.quantile(np.concatenate(values), [tail, 1.0 - tail])
 
 
 def _fit(build, x, y, n_test, config, seed, device, progress, method) -> MIEstimate:
@@ -551,7 +568,9 @@ def mine_estimate(
     def build():
         return ConcatStatistics(x.shape[1], y.shape[1], hidden=hidden, activation=activation)
 
-    x, y = _network_inputs({"x": (x, (0,)), "y": (y, (0,))}, func=func, config=config, device=device)
+    x, y = _network_inputs(
+        {"x": (x, (0,)), "y": (y, (0,))}, func=func, config=config, device=device
+    )
     return _fit(build, x, y, n_test, config, seed, device, progress, "mine")
 
 
@@ -601,9 +620,7 @@ def hmine_estimate(
     ('hmine', True)
     """
     func = "hmine_estimate"
-    config = (
-        DVTrainingConfig(learning_rate=5e-5) if config is None else _check_config(config, func)
-    )
+    config = DVTrainingConfig(learning_rate=5e-5) if config is None else _check_config(config, func)
     seed = check_seed(seed, func=func)
     progress = check_bool("progress", progress, func=func)
     device = resolve_device(device)

@@ -18,8 +18,9 @@ here both images are quantised to ``levels`` equal-width bins of ``value_range``
 256 levels on [0, 1], which maps 8-bit images ``k / 255`` back to ``k``) and the mean is
 the arithmetic mean. Values outside ``value_range`` are refused, not clipped: clipping a
 0-255 image to [0, 1] puts almost every pixel in the top level, and two independent such
-images then score an NMI near 1 or 0 that says nothing about leakage. With these choices :func:`nmi` equals scikit-learn's
-``normalized_mutual_info_score`` (``average_method="arithmetic"``) on the quantised values.
+images then score an NMI near 1 or 0 that says nothing about leakage. With these choices
+:func:`nmi` equals scikit-learn's ``normalized_mutual_info_score``
+(``average_method="arithmetic"``) on the quantised values.
 
 The plug-in MI is biased upwards for a finite number of pixels: an original scored against
 an *independent* image gets an NMI well above 0, the more so the fewer the pixels and the
@@ -123,10 +124,10 @@ def quantize(x, levels: int = DEFAULT_LEVELS, value_range=(0.0, 1.0)) -> np.ndar
     --------
     >>> quantize([0.0, 0.3, 0.5, 1.0], levels=4).tolist()
     [0, 1, 2, 3]
-    >>> quantize([0, 128, 255])  # an 8-bit image needs value_range=(0, 255)
+    >>> quantize([0, 128, 255])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: The 'x' parameter of quantize must have values in value_range=[0, 1]. Got values in [0, 255] instead.
+    ValueError: ... must have values in value_range=[0, 1]. Got values in [0, 255] instead.
     """
     levels, low, high = check_quantization(levels, value_range, func="quantize")
     arr = to_numpy("x", x, func="quantize")
@@ -167,8 +168,10 @@ def _entropy(counts: np.ndarray) -> float:
 def _mi_from_contingency(table: _Contingency) -> float:
     n = table.rows.sum()
     nij = table.counts.astype(float)
-    terms = nij / n * (
-        np.log(nij) + np.log(n) - np.log(table.rows[table.i]) - np.log(table.cols[table.j])
+    terms = (
+        nij
+        / n
+        * (np.log(nij) + np.log(n) - np.log(table.rows[table.i]) - np.log(table.cols[table.j]))
     )
     return max(float(terms.sum()), 0.0)  # rounding can leave -1e-17 for independent labels
 
@@ -355,10 +358,10 @@ def nmi_chance_level(
     shape as ``original``, quantised like a reconstruction (drawn directly as i.i.d. uniform
     codes ``floor(levels U)``, ``U ~ Uniform[0, 1)``, which is the same law); the result is
     the mean :func:`nmi` over ``n_draws`` such images. ``original`` must have its values
-    in ``value_range``; ``seed`` is an int in [0, 2**63 - 1]. Because the plug-in MI is biased upwards
-    (roughly ``(L_U - 1)(L_V - 1) / (2N)`` nats for ``L`` occupied levels and ``N``
-    pixels), this floor is far above 0 for small images with many levels. For a floor that
-    keeps the reconstruction's own histogram, use :func:`nmi_permutation_null`.
+    in ``value_range``; ``seed`` is an int in [0, 2**63 - 1]. Because the plug-in MI is
+    biased upwards (roughly ``(L_U - 1)(L_V - 1) / (2N)`` nats for ``L`` occupied levels
+    and ``N`` pixels), this floor is far above 0 for small images with many levels. For a
+    floor that keeps the reconstruction's own histogram, use :func:`nmi_permutation_null`.
 
     Returns
     -------
@@ -431,7 +434,9 @@ def nmi_permutation_null(
     rng = np.random.default_rng(check_seed(seed, func=func))
     u, v = _quantized_pair(original, reconstruction, levels, value_range, func=func)
     observed = _nmi_codes(u, v, "arithmetic")
-    null = np.array([_nmi_codes(u, rng.permutation(v), "arithmetic") for _ in range(n_permutations)])
+    null = np.array(
+        [_nmi_codes(u, rng.permutation(v), "arithmetic") for _ in range(n_permutations)]
+    )
     return PermutationNull(
         observed=float(observed),
         null_mean=float(null.mean()),

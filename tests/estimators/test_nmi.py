@@ -34,9 +34,13 @@ def test_quantize_bins_and_top_edge():
     )
 
 
-@pytest.mark.parametrize(("values", "shown"), [([-0.5, 0.5], "[-0.5, 0.5]"), ([0.2, 3.0], "[0.2, 3]")])
+@pytest.mark.parametrize(
+    ("values", "shown"), [([-0.5, 0.5], "[-0.5, 0.5]"), ([0.2, 3.0], "[0.2, 3]")]
+)
 def test_quantize_refuses_values_outside_the_range_instead_of_clipping(values, shown):
-    with pytest.raises(ValueError, match=r"value_range=\[0, 1\]\. Got values in " + re.escape(shown)):
+    with pytest.raises(
+        ValueError, match=r"value_range=\[0, 1\]\. Got values in " + re.escape(shown)
+    ):
         quantize(values, levels=4)
 
 
@@ -45,7 +49,7 @@ def test_quantize_maps_8bit_images_back_to_their_codes():
     np.testing.assert_array_equal(quantize(codes / 255.0), codes)
 
 
-@pytest.mark.parametrize("levels", [2, 16, 256])
+@pytest.mark.parametrize("levels", [2, 16, 256, 2**20])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("average", ["arithmetic", "geometric", "min", "max"])
 def test_nmi_equals_sklearn(levels, seed, average):
