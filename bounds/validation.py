@@ -132,3 +132,24 @@ def check_finite_array(name: str, value, *, func: str, ndim: int | None = None) 
             f"Got {int(np.sum(~np.isfinite(arr)))} NaN or infinite entries instead."
         )
     return arr
+
+
+def check_bool(name: str, value, *, func: str) -> bool:
+    """Return ``value`` as a Python bool if it is one (numpy's included), else raise ValueError.
+
+    A flag given as a string (``per_image="no"``) is truthy and would silently act as True.
+
+    Examples
+    --------
+    >>> check_bool("per_image", np.True_, func="f")
+    True
+    >>> check_bool("per_image", "no", func="f")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'per_image' parameter of f must be True or False. Got 'no' instead.
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be True or False. Got {value!r} instead."
+        )
+    return bool(value)

@@ -9,8 +9,15 @@ Layout convention (torch's): a single image is ``(H, W)`` or ``(C, H, W)``; a ba
 ``(B, H, W)`` or ``(B, C, H, W)``, and functions with ``per_image=True`` (or taking
 ``originals`` / ``reconstructions``) read axis 0 as the image index. Inputs may be numpy
 arrays or torch tensors on any device; they are moved to the CPU once (metrics are not a
-hot loop). NaN / inf and mismatched shapes raise ValueError. Values are floats on
-``[0, data_range]`` scale (default data_range 1.0 for images on [0, 1]).
+hot loop). NaN / inf and mismatched shapes raise ValueError.
+
+Value range. PSNR and SSIM take ``data_range``, the width ``R`` of the pixels' value range
+(1.0 for images on [0, 1], 255 for 8-bit images), as scikit-image does; data spread over
+more than ``R`` (``max - min`` over both images) raise ValueError naming the observed
+min and max, so a 0-255 image scored with the default ``R = 1`` is refused rather than
+scored on the wrong scale. :func:`score_reconstruction` takes NMI's ``value_range`` and
+refuses values outside it. The pHash and the matching are invariant to a positive scaling
+of all values and need no range.
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from scipy.fft import dctn
 from scipy.ndimage import uniform_filter, zoom
 from scipy.optimize import linear_sum_assignment
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators._arrays import pair_to_numpy, to_numpy
+from bounds.validation import check_bool, check_choice, check_int, check_real
+from estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
 from estimators.nmi import DEFAULT_LEVELS, check_quantization, nmi, nmi_chance_level
 
 __all__ = [
@@ -43,8 +50,13 @@ _PHASH_BLOCK = 8  # 8x8 low-frequency DCT coefficients -> 64 bits
 _PHASH_MEAN_FILTER = 7  # 7x7 mean filter before resizing, as in the pHash library
 
 
-def _pair(original, reconstruction, *, func: str, per_image: bool):
-    a, b = pair_to_numpy(("original", original), ("reconstruction", reconstruction), func=func)
+_NAMES = ("original", "reconstruction")
+_BATCH_NAMES = ("originals", "reconstructions")
+
+
+def _pair(original, reconstruction, *, func: str, per_image: bool, names=_NAMES):
+    """Both arrays as float64 of one shape; with ``per_image``, axis 0 must be a batch axis."""
+    a, b = pair_to_numpy((names[0], original), (names[1], reconstruction), func=func)
     if per_image and a.ndim < 2:
         raise ValueError(
             f"With per_image=True, the inputs of {func} need an image axis 0 and at least one "
@@ -53,21 +65,39 @@ def _pair(original, reconstruction, *, func: str, per_image: bool):
     return a, b
 
 
-def _image_axes(arr: np.ndarray, per_image: bool) -> tuple[int, ...] | None:
-    return tuple(range(1, arr.ndim)) if per_image else None
+def _check_span(a: np.ndarray, b: np.ndarray, data_range: float, *, func: str, names=_NAMES):
+    """Refuse data spread over more than ``data_range`` (``max - min`` over both arrays)."""
+    low = min(float(a.min()), float(b.min()))
+    high = max(float(a.max()), float(b.max()))
+    if high - low > data_range:  # Python floats: an overflowing difference is inf, refused
+        raise ValueError(
+            f"The '{names[0]}' and '{names[1]}' parameters of {func} must take values in a "
+            f"range of width data_range={data_range:g} (max - min over both). Got values in "
+            f"[{low:g}, {high:g}] instead; pass the data_range of the images (255 for 8-bit)."
+        )
+    return low, high
 
 
 def _as_result(values: np.ndarray, per_image: bool):
-    return np.asarray(values, dtype=float) if per_image else float(values)
+    return np.asarray(values, dtype=float) if per_image else float(values[0])
 
 
-def _mse(a: np.ndarray, b: np.ndarray, per_image: bool):
-    return np.mean((a - b) ** 2, axis=_image_axes(a, per_image))
+def _log10_mse(diff: np.ndarray) -> np.ndarray:
+    """``log10`` of the mean square of each row of ``diff`` (m, n); ``-inf`` for a zero row.
 
-
-def _psnr_from_mse(mse, data_range: float):
+    With ``M = max |d|`` of a row, ``MSE = M^2 mean((d / M)^2)`` and the mean lies in
+    ``[1/n, 1]``, so no square overflows or underflows however large or small the errors.
+    """
+    peak = np.abs(diff).max(axis=1)
+    scale = np.where(peak > 0, peak, 1.0)
+    mean_square = np.mean((diff / scale[:, None]) ** 2, axis=1)
     with np.errstate(divide="ignore"):
-        return 10.0 * np.log10(data_range**2 / mse)
+        return np.where(peak > 0, 2.0 * np.log10(scale) + np.log10(mean_square), -np.inf)
+
+
+def _rows(a: np.ndarray, per_image: bool) -> np.ndarray:
+    """One row per image: ``(B, pixels)`` with ``per_image``, else the whole array as one row."""
+    return a.reshape(len(a), -1) if per_image else a.reshape(1, -1)
 
 
 def psnr(original, reconstruction, *, data_range: float = 1.0, per_image: bool = False):
@@ -75,14 +105,17 @@ def psnr(original, reconstruction, *, data_range: float = 1.0, per_image: bool =
 
     .. math:: \mathrm{PSNR} = 10 \log_{10} \frac{R^2}{\mathrm{MSE}(x, \hat x)},
 
-    with ``R = data_range``; an exact reconstruction gives ``inf``. Matches
+    with ``R = data_range``; an exact reconstruction gives ``inf`` and any other is finite
+    (evaluated in log space, see :func:`_log10_mse`). Matches
     ``skimage.metrics.peak_signal_noise_ratio(original, reconstruction, data_range=R)``.
 
     Parameters
     ----------
     original, reconstruction : array-like or torch.Tensor of the same shape
+        Finite real values spread over at most ``data_range`` (``max - min`` over both).
     data_range : float, default 1.0
-        Width of the value range (1.0 for images on [0, 1], 255 for 8-bit images).
+        Width of the value range, a finite float > 0 (1.0 for images on [0, 1], 255 for
+        8-bit images).
     per_image : bool, default False
         If True, axis 0 indexes images and an ndarray of one PSNR per image is returned;
         otherwise the whole array is one image and a float is returned.
@@ -94,23 +127,46 @@ def psnr(original, reconstruction, *, data_range: float = 1.0, per_image: bool =
     """
     func = "psnr"
     data_range = check_real("data_range", data_range, func=func, low=0.0, low_inclusive=False)
+    per_image = check_bool("per_image", per_image, func=func)
     a, b = _pair(original, reconstruction, func=func, per_image=per_image)
-    return _as_result(_psnr_from_mse(_mse(a, b, per_image), data_range), per_image)
+    _check_span(a, b, data_range, func=func)
+    # |a - b| <= max - min <= data_range: the difference is finite
+    psnr_db = 20.0 * np.log10(data_range) - 10.0 * _log10_mse(_rows(a - b, per_image))
+    return _as_result(psnr_db, per_image)
 
 
 def _ssim_maps(a: np.ndarray, b: np.ndarray, data_range: float, win_size: int) -> np.ndarray:
-    """Local SSIM on the last two axes (uniform window, sample covariance), skimage's default."""
+    """Local SSIM on the last two axes (uniform window, sample covariance), skimage's default.
+
+    skimage evaluates ``(A1 A2) / (B1 B2)``; here the same product is split into the
+    luminance term ``l = A1 / B1`` (means and ``C1 = (K1 R)^2``) and the contrast-structure
+    term ``cs = A2 / B2`` ((co)variances and ``C2 = (K2 R)^2``), and each is evaluated on
+    rescaled data so that no square overflows and no ratio becomes 0 / 0: ``l`` is
+    invariant to scaling ``a``, ``b`` and ``R`` together, so it uses values divided by
+    ``s = max(|a|, |b|, R)`` (all <= 1); ``cs`` is also invariant to a common shift, so it
+    uses values centred at the data's midpoint and divided by ``R`` (all <= 1/2 in size,
+    since the data span at most ``R``). ``l``'s denominator stays away from 0: if
+    ``s <= 2R`` then ``C1 / s^2 >= (K1 / 2)^2``, and if ``s > 2R`` every value has size
+    ``>= s - R > s / 2``.
+    """
     size = (1,) * (a.ndim - 2) + (win_size, win_size)
     n_window = win_size**2
     cov_norm = n_window / (n_window - 1)
+    k1, k2 = 0.01, 0.03  # K1, K2 of Wang et al. 2004
+
+    scale = max(float(np.abs(a).max()), float(np.abs(b).max()), data_range)
+    mu_a, mu_b = uniform_filter(a / scale, size), uniform_filter(b / scale, size)
+    c1 = (k1 * (data_range / scale)) ** 2
+    luminance = (2 * mu_a * mu_b + c1) / (mu_a**2 + mu_b**2 + c1)
+
+    mid = float(min(a.min(), b.min())) / 2 + float(max(a.max(), b.max())) / 2
+    a, b = (a - mid) / data_range, (b - mid) / data_range
     mu_a, mu_b = uniform_filter(a, size), uniform_filter(b, size)
     var_a = cov_norm * (uniform_filter(a * a, size) - mu_a * mu_a)
     var_b = cov_norm * (uniform_filter(b * b, size) - mu_b * mu_b)
     cov_ab = cov_norm * (uniform_filter(a * b, size) - mu_a * mu_b)
-    c1, c2 = (0.01 * data_range) ** 2, (0.03 * data_range) ** 2  # K1, K2 of Wang et al. 2004
-    local = ((2 * mu_a * mu_b + c1) * (2 * cov_ab + c2)) / (
-        (mu_a**2 + mu_b**2 + c1) * (var_a + var_b + c2)
-    )
+    c2 = k2**2
+    local = luminance * (2 * cov_ab + c2) / (var_a + var_b + c2)
     pad = (win_size - 1) // 2
     return local[..., pad : local.shape[-2] - pad, pad : local.shape[-1] - pad]
 
@@ -141,13 +197,20 @@ def ssim(
     ----------
     original, reconstruction : array-like or torch.Tensor of the same shape
         ``(H, W)`` or ``(C, H, W)``; with ``per_image=True`` a batch ``(B, H, W)`` or
-        ``(B, C, H, W)``. Both spatial sides must be at least ``win_size``.
+        ``(B, C, H, W)``. Both spatial sides must be at least ``win_size``. Finite real
+        values spread over at most ``data_range`` (``max - min`` over both).
     data_range : float, default 1.0
+        Width of the value range, a finite float > 0 (255 for 8-bit images).
     win_size : int, default 7
-        Odd window side.
+        Odd window side, at least 3.
     normalized : bool, default True
     per_image : bool, default False
         If True, return an ndarray with one value per image of axis 0.
+
+    Returns
+    -------
+    float (or ndarray with ``per_image``), finite: in [0, 1] if ``normalized``, else in
+    [-1, 1].
 
     Examples
     --------
@@ -160,15 +223,19 @@ def ssim(
     win_size = check_int("win_size", win_size, func=func, low=3)
     if win_size % 2 == 0:
         raise ValueError(f"The 'win_size' parameter of {func} must be odd. Got {win_size} instead.")
+    normalized = check_bool("normalized", normalized, func=func)
+    per_image = check_bool("per_image", per_image, func=func)
     a, b = _pair(original, reconstruction, func=func, per_image=per_image)
-    max_ndim = 4 if per_image else 3
-    if not 2 <= a.ndim <= max_ndim or min(a.shape[-2:]) < win_size:
+    # a batch needs an image axis in front of (H, W) or (C, H, W): (H, W) alone is not one
+    image_ndims = (3, 4) if per_image else (2, 3)
+    if a.ndim not in image_ndims or min(a.shape[-2:]) < win_size:
         raise ValueError(
             f"The inputs of {func} must be images ({'B, ' if per_image else ''}[C,] H, W) "
             f"with H, W >= win_size={win_size}. Got shape {a.shape} instead."
         )
-    local = _ssim_maps(a, b, data_range, win_size)
-    value = local.mean(axis=tuple(range(1, local.ndim))) if per_image else local.mean()
+    _check_span(a, b, data_range, func=func)
+    local = _rows(_ssim_maps(a, b, data_range, win_size), per_image)
+    value = local.mean(axis=1)
     if normalized:
         value = (value + 1.0) / 2.0
     return _as_result(value, per_image)
@@ -180,6 +247,10 @@ def _grayscale(images: np.ndarray) -> np.ndarray:
 
 
 def _phash_bits(image: np.ndarray) -> np.ndarray:
+    # every step is linear and the bits compare with the median, so the hash is invariant
+    # to a positive scaling: divide by the largest magnitude, and no sum can overflow
+    peak = float(np.abs(image).max())
+    image = image / peak if peak > 0 else image
     smooth = uniform_filter(_grayscale(image), _PHASH_MEAN_FILTER, mode="nearest")
     factors = (_PHASH_SIZE / smooth.shape[0], _PHASH_SIZE / smooth.shape[1])
     resized = zoom(smooth, factors, order=1, mode="nearest", grid_mode=True)
@@ -195,7 +266,8 @@ def phash(image) -> np.ndarray:
     benchmarking of perceptual image hash functions", Section 5.2): luminance (mean over
     channels), a 7x7 mean filter, bilinear resize to 32x32, the orthonormal 2-D DCT-II, the
     8x8 block of lowest frequencies without the DC row and column, and one bit per
-    coefficient: above the block's median or not.
+    coefficient: above the block's median or not. Domain: any finite real image; the hash
+    is invariant to a positive scaling of the values, so no value range is needed.
 
     Examples
     --------
@@ -217,7 +289,8 @@ def phash_similarity(original, reconstruction, *, per_image: bool = False):
     .. math:: (64 - d_{\mathrm{ham}}(H(x^*), H(x))) / 64,
 
     with ``H`` the 64-bit hash of :func:`phash`: 1 for identical images, about 0.5 for
-    unrelated ones. Returns a float, or an ndarray per image with ``per_image=True``.
+    unrelated ones. Returns a float in [0, 1], or an ndarray per image with
+    ``per_image=True`` (inputs ``(B, H, W)`` or ``(B, C, H, W)``).
 
     Examples
     --------
@@ -225,20 +298,21 @@ def phash_similarity(original, reconstruction, *, per_image: bool = False):
     >>> phash_similarity(x, x)
     1.0
     """
+    per_image = check_bool("per_image", per_image, func="phash_similarity")
     a, b = _pair(original, reconstruction, func="phash_similarity", per_image=per_image)
     if not per_image:
         a, b = a[None], b[None]
     if a.ndim not in (3, 4):
+        expected = "(B, [C,] H, W) with per_image=True" if per_image else "([C,] H, W)"
         raise ValueError(
-            "The inputs of phash_similarity must be images ([B,] [C,] H, W). "
-            f"Got shape {a.shape[1:] if not per_image else a.shape} instead."
+            f"The inputs of phash_similarity must be images {expected}. "
+            f"Got shape {a.shape if per_image else a.shape[1:]} instead."
         )
     bits = _PHASH_BLOCK * _PHASH_BLOCK
     distances = [
         np.count_nonzero(_phash_bits(x) != _phash_bits(y)) for x, y in zip(a, b, strict=True)
     ]
-    sims = (bits - np.array(distances)) / bits
-    return _as_result(sims if per_image else sims[0], per_image)
+    return _as_result((bits - np.array(distances)) / bits, per_image)
 
 
 def inference_accuracy(classifier, reconstructions, labels, *, per_image: bool = False):
@@ -247,14 +321,16 @@ def inference_accuracy(classifier, reconstructions, labels, *, per_image: bool =
     Parameters
     ----------
     classifier : callable
-        Maps a batch of reconstructions to logits / scores of shape ``(B, n_classes)``; a
-        ``torch.nn.Module`` is evaluated under ``torch.no_grad()`` on the device of its
-        parameters, with the batch converted to a float32 tensor there.
+        Maps a batch of reconstructions to finite logits / scores of shape
+        ``(B, n_classes)``; a ``torch.nn.Module`` is evaluated under ``torch.no_grad()`` on
+        the device of its parameters, with the batch converted to a float32 tensor there.
     reconstructions : array-like or torch.Tensor, shape (B, ...)
     labels : array-like of int, shape (B,)
-        True labels of the originals (after matching, see :func:`match_reconstructions`).
+        True labels of the originals (after matching, see :func:`match_reconstructions`):
+        integers in ``[0, n_classes - 1]``; a fractional label (1.7) is refused, not
+        truncated.
     per_image : bool, default False
-        If True, return the 0/1 outcome of each image; otherwise their mean.
+        If True, return the 0/1 outcome of each image; otherwise their mean (in [0, 1]).
 
     Examples
     --------
@@ -264,6 +340,12 @@ def inference_accuracy(classifier, reconstructions, labels, *, per_image: bool =
     0.75
     """
     func = "inference_accuracy"
+    if not callable(classifier):
+        raise ValueError(
+            f"The 'classifier' parameter of {func} must be callable (a function or a "
+            f"torch.nn.Module). Got {type(classifier).__name__} instead."
+        )
+    per_image = check_bool("per_image", per_image, func=func)
     images = to_numpy("reconstructions", reconstructions, func=func)
     y = to_numpy("labels", labels, func=func, ndim=1)
     if images.ndim < 2 or images.shape[0] != y.shape[0]:
@@ -272,13 +354,19 @@ def inference_accuracy(classifier, reconstructions, labels, *, per_image: bool =
             f"the same B. Got shapes {images.shape} and {y.shape} instead."
         )
     scores = _classify(classifier, images)
-    if scores.shape[0] != y.shape[0] or scores.ndim != 2:
+    if scores.ndim != 2 or scores.shape[0] != y.shape[0]:
         raise ValueError(
-            f"The classifier of {func} must return scores of shape (B, n_classes). "
-            f"Got shape {scores.shape} instead."
+            f"The classifier of {func} must return scores of shape (B, n_classes) with "
+            f"B={y.shape[0]}. Got shape {scores.shape} instead."
+        )
+    bad = (y != np.floor(y)) | (y < 0) | (y >= scores.shape[1])
+    if np.any(bad):
+        raise ValueError(
+            f"The 'labels' parameter of {func} must hold integers in [0, {scores.shape[1] - 1}] "
+            f"(the classifier returns {scores.shape[1]} classes). Got {y[bad][0]:g} instead."
         )
     correct = (np.argmax(scores, axis=1) == y).astype(float)
-    return _as_result(correct if per_image else correct.mean(), per_image)
+    return correct if per_image else float(correct.mean())
 
 
 def _classify(classifier, images: np.ndarray) -> np.ndarray:
@@ -294,13 +382,27 @@ def _classify(classifier, images: np.ndarray) -> np.ndarray:
 
 
 def _cost_matrix(a: np.ndarray, b: np.ndarray, score: str) -> np.ndarray:
-    flat_a, flat_b = a.reshape(len(a), -1), b.reshape(len(b), -1)
-    mse = np.mean((flat_a[:, None, :] - flat_b[None, :, :]) ** 2, axis=2)
+    """Pairwise costs, one original (row) at a time so memory stays ``B x pixels``.
+
+    Both batches are divided by their largest magnitude first (no difference can overflow;
+    the ranking of MSEs is unchanged). Costs come from ``log10 MSE`` (:func:`_log10_mse`),
+    so tiny errors do not underflow to ties.
+    """
+    peak = max(float(np.abs(a).max()), float(np.abs(b).max()))
+    scale = peak if peak > 0 else 1.0
+    flat_a, flat_b = a.reshape(len(a), -1) / scale, b.reshape(len(b), -1) / scale
+    log_mse = np.stack([_log10_mse(row[None, :] - flat_b) for row in flat_a])
+    finite = log_mse[np.isfinite(log_mse)]
+    if finite.size == 0:  # every pair is an exact match: any assignment is optimal
+        return np.zeros_like(log_mse)
     if score == "mse":
-        return mse
-    # maximising the total PSNR = minimising the sum of log MSE; an exact match (MSE 0)
-    # must stay finite for the solver, so floor it far below any real error
-    return np.log(np.maximum(mse, np.finfo(float).tiny))
+        # MSE relative to the largest one, in (0, 1]; an exact match costs 0
+        return 10.0 ** (log_mse - finite.max())
+    # maximising the total PSNR = minimising the sum of log MSE. An exact match (log MSE
+    # -inf) must stay finite for the solver: put it further below the smallest real cost
+    # than B times the spread of the real costs, so more exact matches always win
+    spread = finite.max() - finite.min()
+    return np.where(np.isfinite(log_mse), log_mse, finite.min() - len(a) * spread - 1.0)
 
 
 def match_reconstructions(originals, reconstructions, *, score: str = "mse") -> np.ndarray:
@@ -309,7 +411,9 @@ def match_reconstructions(originals, reconstructions, *, score: str = "mse") -> 
     Gradient inversion recovers a batch in arbitrary order, so before scoring a batch of
     ``B > 1`` images each original is paired with one reconstruction so that the total
     ``score`` over pairs is best: ``"mse"`` minimises the summed MSE, ``"psnr"`` maximises
-    the summed PSNR. Solved exactly by ``scipy.optimize.linear_sum_assignment``.
+    the summed PSNR. Solved exactly by ``scipy.optimize.linear_sum_assignment``. Domain:
+    two finite real batches ``(B, ...)`` of the same shape; the matching is invariant to a
+    positive scaling of all values, so no value range is needed.
 
     Returns
     -------
@@ -324,7 +428,7 @@ def match_reconstructions(originals, reconstructions, *, score: str = "mse") -> 
     """
     func = "match_reconstructions"
     check_choice("score", score, func=func, choices=MATCH_SCORES)
-    a, b = _pair(originals, reconstructions, func=func, per_image=True)
+    a, b = _pair(originals, reconstructions, func=func, per_image=True, names=_BATCH_NAMES)
     _, perm = linear_sum_assignment(_cost_matrix(a, b, score))
     return perm.astype(np.int64)
 
@@ -344,14 +448,17 @@ def score_reconstruction(
     Parameters
     ----------
     originals, reconstructions : array-like or torch.Tensor, shape (B, [C,] H, W)
+        Every value inside ``value_range`` (refused otherwise, never clipped).
     levels, value_range :
-        Quantisation of :func:`estimators.nmi.nmi`; ``value_range`` also sets PSNR's and
-        SSIM's ``data_range = high - low``.
+        Quantisation of :func:`estimators.nmi.nmi`; ``value_range`` (default [0, 1]; use
+        ``(0, 255)`` for 8-bit images) also sets PSNR's and SSIM's
+        ``data_range = high - low``.
     match : {"mse", "psnr"} or None, default "mse"
         Matching score of :func:`match_reconstructions`; None keeps the given order.
     chance_draws : int, default 16
         Uniform-noise images per original for :func:`estimators.nmi.nmi_chance_level`.
     seed : int, default 0
+        In [0, 2**63 - 1].
 
     Returns
     -------
@@ -369,12 +476,20 @@ def score_reconstruction(
     """
     func = "score_reconstruction"
     chance_draws = check_int("chance_draws", chance_draws, func=func, low=1)
-    a, b = _pair(originals, reconstructions, func=func, per_image=True)
+    check_choice("match", match, func=func, choices=(*MATCH_SCORES, None))
+    levels, low, high = check_quantization(levels, value_range, func=func)
+    rng = np.random.default_rng(check_seed(seed, func=func))
+    a, b = _pair(originals, reconstructions, func=func, per_image=True, names=_BATCH_NAMES)
+    if a.ndim not in (3, 4):
+        raise ValueError(
+            f"The 'originals' and 'reconstructions' parameters of {func} must be batches of "
+            f"images (B, H, W) or (B, C, H, W). Got shape {a.shape} instead."
+        )
+    for name, arr in zip(_BATCH_NAMES, (a, b), strict=True):
+        check_values_in(name, arr, low, high, func=func, range_name="value_range")
     perm = np.arange(len(a)) if match is None else match_reconstructions(a, b, score=match)
     b = b[perm]
-    levels, low, high = check_quantization(levels, value_range, func=func)
     data_range = high - low
-    rng = np.random.default_rng(seed)
     seeds = rng.integers(0, 2**63 - 1, size=len(a))
     result = {
         "assignment": perm,
@@ -391,7 +506,7 @@ def score_reconstruction(
         ),
         "psnr": psnr(a, b, data_range=data_range, per_image=True),
     }
-    if a.ndim >= 3 and min(a.shape[-2:]) >= 7:
+    if min(a.shape[-2:]) >= 7:
         result["ssim"] = ssim(a, b, data_range=data_range, per_image=True)
     return result
 

@@ -29,7 +29,9 @@ pair each ``x`` with the ``y`` of an independently drawn index, which has the sa
 Algorithm 1's fresh batch ``X_hat_B`` and gradient ``G_hat``.
 
 The reported estimate is the DV bound evaluated on held-out samples (not used in
-training), with a percentile bootstrap confidence interval over those samples. The
+training), with a percentile bootstrap confidence interval over those samples. It is
+always finite: a run whose network diverges (non-finite ``T``, e.g. from a far too large
+learning rate) raises ValueError instead of returning nan. The
 interval covers the evaluation noise of the trained ``T``; it does not cover the
 optimisation gap (a DV estimate is a lower bound only up to that noise, and an
 under-trained network underestimates).
@@ -43,15 +45,18 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 import torch
+from scipy.special import logsumexp
 from torch import nn
 from tqdm.auto import trange
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_bool, check_choice, check_int, check_real
+from estimators._arrays import check_seed, to_numpy
 from estimators.device import resolve_device
 
 __all__ = [
@@ -69,6 +74,13 @@ logger = logging.getLogger(__name__)
 
 ACTIVATIONS = {"relu": nn.ReLU, "elu": nn.ELU}
 _EVAL_CHUNK = 4096  # samples per forward pass when evaluating the held-out bound
+_BOOTSTRAP_CHUNK = 2**24  # statistics (128 MiB of float64) per chunk of bootstrap resamples
+#: Largest statistics network built: 2**28 parameters are 1 GiB in float32 (4 GiB with
+#: Adam's state and gradients). Larger requests are refused before any allocation.
+MAX_PARAMETERS = 2**28
+#: Most held-out statistics ``T`` (marginal permutations x held-out samples) kept at once:
+#: 2**28 of them are 1 GiB in float32 on the device and 2 GiB in float64 on the CPU.
+MAX_HELDOUT_STATISTICS = 2**28
 
 
 def _check_open_unit(name: str, value, func: str) -> float:
@@ -101,8 +113,13 @@ class DVTrainingConfig:
     confidence : float
         Level of the two-sided percentile interval.
     standardize : bool
-        Scale every feature to zero mean and unit variance (training-split statistics);
-        MI is invariant to this and gradients have tiny, uneven scales.
+        Scale every feature to zero mean and unit variance over all samples (marginal
+        statistics only: no pairing of the held-out split reaches training), in float64
+        before the network's float32. MI is invariant to this, gradients have tiny,
+        uneven scales, and standardised inputs are at most ``sqrt(n)`` in size, so
+        float32 cannot overflow whatever the magnitude of the data. With False the data
+        go to the network as they are and must fit in float32 (at most ~3.4e38).
+
     Examples
     --------
     >>> DVTrainingConfig(steps=0)
@@ -131,6 +148,7 @@ class DVTrainingConfig:
         check_int("marginal_permutations", self.marginal_permutations, func=func, low=1)
         check_int("n_bootstrap", self.n_bootstrap, func=func, low=1)
         _check_open_unit("confidence", self.confidence, func)
+        check_bool("standardize", self.standardize, func=func)
 
 
 @dataclass(frozen=True)
@@ -171,10 +189,28 @@ def _mlp(sizes: tuple[int, ...], activation: str, *, final_activation: bool) -> 
 
 
 def _check_hidden(name: str, sizes, func: str) -> tuple[int, ...]:
+    if isinstance(sizes, str) or not isinstance(sizes, Iterable):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a sequence of layer widths (ints >= 1), "
+            f"e.g. (200, 200). Got {sizes!r} instead."
+        )
     sizes = tuple(sizes)
     for size in sizes:
         check_int(name, size, func=func, low=1)
     return sizes
+
+
+def _check_parameters(layer_sizes: list[tuple[int, ...]], func: str) -> None:
+    """Refuse MLPs (each given by its layer sizes) with more than MAX_PARAMETERS weights."""
+    count = sum(
+        fan_in * fan_out + fan_out for sizes in layer_sizes for fan_in, fan_out in pairwise(sizes)
+    )
+    if count > MAX_PARAMETERS:
+        raise ValueError(
+            f"The statistics network of {func} would have {count} parameters "
+            f"({count * 4 / 2**30:.3g} GiB in float32), more than the limit of "
+            f"{MAX_PARAMETERS}; use smaller hidden widths."
+        )
 
 
 class ConcatStatistics(nn.Module):
@@ -194,6 +230,7 @@ class ConcatStatistics(nn.Module):
             *_check_hidden("hidden", hidden, func),
             1,
         )
+        _check_parameters([sizes], func)
         self.net = _mlp(sizes, activation, final_activation=False)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -230,13 +267,19 @@ class HierarchicalStatistics(nn.Module):
         dim_g = check_int("dim_g", dim_g, func=func, low=1)
         self.batch_size = check_int("batch_size", batch_size, func=func, low=1)
         embedding_dim = check_int("embedding_dim", embedding_dim, func=func, low=1)
-        block_sizes = (dim_x + dim_g, *_check_hidden("block_hidden", block_hidden, func))
-        self.block = _mlp((*block_sizes, embedding_dim), activation, final_activation=True)
+        block_sizes = (
+            dim_x + dim_g,
+            *_check_hidden("block_hidden", block_hidden, func),
+            embedding_dim,
+        )
         mix_sizes = (
             embedding_dim * self.batch_size,
             *_check_hidden("mix_hidden", mix_hidden, func),
+            1,
         )
-        self.mix = _mlp((*mix_sizes, 1), activation, final_activation=False)
+        _check_parameters([block_sizes, mix_sizes], func)
+        self.block = _mlp(block_sizes, activation, final_activation=True)
+        self.mix = _mlp(mix_sizes, activation, final_activation=False)
 
     def forward(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """``T(X_B, G)`` of shape (n,) for ``x`` (n, B, dim_x) and ``g`` (n, dim_g)."""
@@ -248,11 +291,20 @@ def _log_mean_exp(t: torch.Tensor, dim: int = 0) -> torch.Tensor:
     return torch.logsumexp(t, dim=dim) - math.log(t.shape[dim])
 
 
+def _stable_mean(values: np.ndarray) -> float:
+    """Mean of finite values without overflow: ``peak * mean(values / peak)``."""
+    peak = float(np.abs(values).max())
+    return peak * float(np.mean(values / peak)) if peak > 0 else 0.0
+
+
 def dv_lower_bound(t_joint, t_marginal) -> float:
     """Donsker-Varadhan bound ``mean(t_joint) - log mean(exp(t_marginal))`` in nats.
 
     ``t_joint`` holds ``T`` on joint samples, ``t_marginal`` on product-of-marginal samples
-    (any shapes; all entries are averaged). Belghazi et al. (2018), eq. 5.
+    (any shapes; all entries are averaged). Belghazi et al. (2018), eq. 5. Domain:
+    non-empty finite real arrays; the mean is taken without overflow and the
+    log-mean-exp in log space, and a bound beyond the float64 range (possible only with
+    statistics near 1e308) raises ValueError.
 
     Examples
     --------
@@ -261,38 +313,52 @@ def dv_lower_bound(t_joint, t_marginal) -> float:
     >>> round(dv_lower_bound([2.0], [0.0, 0.0]), 12)  # 2 - log(mean(e^0))
     2.0
     """
-    t_joint = torch.as_tensor(t_joint, dtype=torch.float64)
-    t_marginal = torch.as_tensor(t_marginal, dtype=torch.float64).flatten()
-    return float(t_joint.mean() - _log_mean_exp(t_marginal))
+    func = "dv_lower_bound"
+    joint = to_numpy("t_joint", t_joint, func=func).ravel()
+    marginal = to_numpy("t_marginal", t_marginal, func=func).ravel()
+    mean_joint = _stable_mean(joint)
+    log_mean_exp = float(logsumexp(marginal)) - math.log(marginal.size)
+    value = mean_joint - log_mean_exp
+    if not math.isfinite(value):
+        raise ValueError(
+            f"The DV bound of {func} overflows float64: mean(t_joint) = {mean_joint:g} and "
+            f"log mean exp(t_marginal) = {log_mean_exp:g}."
+        )
+    return value
 
 
-def _to_tensor(name: str, value, func: str) -> torch.Tensor:
-    tensor = (
-        value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(np.asarray(value))
-    )
-    if not torch.is_floating_point(tensor):
-        tensor = tensor.double()
-    if tensor.ndim == 0 or tensor.numel() == 0:
+def _samples_array(name: str, value, func: str) -> np.ndarray:
+    """Samples as float64 (n, ...), finite, with at least two distinct samples."""
+    arr = to_numpy(name, value, func=func)
+    if arr.ndim == 0:
         raise ValueError(
             f"The '{name}' parameter of {func} must be a non-empty array of samples (n, ...). "
-            f"Got shape {tuple(tensor.shape)} instead."
+            f"Got shape {arr.shape} instead."
         )
-    if not bool(torch.isfinite(tensor).all()):
-        raise ValueError(f"The '{name}' parameter of {func} must contain only finite values.")
-    if bool((tensor == tensor[:1]).all()):
+    if np.all(arr == arr[:1]):
         raise ValueError(
             f"The '{name}' parameter of {func} is constant (all samples are identical); "
             "its mutual information is 0 and cannot be estimated."
         )
-    return tensor
+    return arr
 
 
-def _samples(x, y, *, func: str, config: DVTrainingConfig, device: torch.device):
-    x, y = _to_tensor("x", x, func), _to_tensor("y", y, func)
+def _check_config(config, func: str) -> DVTrainingConfig:
+    if not isinstance(config, DVTrainingConfig):
+        raise ValueError(
+            f"The 'config' parameter of {func} must be a DVTrainingConfig or None. "
+            f"Got {type(config).__name__} instead."
+        )
+    return config
+
+
+def _samples(x, y, *, func: str, config: DVTrainingConfig, names=("x", "y")):
+    """Validated float64 samples: ``x`` as given, ``y`` flattened to (n, dim_y); n_test."""
+    x, y = _samples_array(names[0], x, func), _samples_array(names[1], y, func)
     if x.shape[0] != y.shape[0]:
         raise ValueError(
-            f"The 'x' and 'y' parameters of {func} must have the same number of samples "
-            f"(first axis). Got {x.shape[0]} and {y.shape[0]} instead."
+            f"The '{names[0]}' and '{names[1]}' parameters of {func} must have the same "
+            f"number of samples (first axis). Got {x.shape[0]} and {y.shape[0]} instead."
         )
     n_test = math.ceil(config.holdout_fraction * x.shape[0])
     if x.shape[0] - n_test < config.batch_size or n_test < 2:
@@ -301,25 +367,49 @@ def _samples(x, y, *, func: str, config: DVTrainingConfig, device: torch.device)
             f"held-out samples (holdout_fraction={config.holdout_fraction}). "
             f"Got {x.shape[0]} samples in all."
         )
-    y = y.reshape(y.shape[0], -1)
-    return x.to(device, torch.float32), y.to(device, torch.float32), n_test
+    if config.marginal_permutations * n_test > MAX_HELDOUT_STATISTICS:
+        raise ValueError(
+            f"The 'marginal_permutations' setting of {func} ({config.marginal_permutations}) "
+            f"times the {n_test} held-out samples exceeds {MAX_HELDOUT_STATISTICS} statistics "
+            "kept at once; use fewer permutations or a smaller holdout_fraction."
+        )
+    return x, y.reshape(y.shape[0], -1), n_test
 
 
-def _standardize(train: torch.Tensor, test: torch.Tensor, dims: tuple[int, ...]):
-    mean = train.mean(dim=dims, keepdim=True)
-    std = train.std(dim=dims, keepdim=True)
-    std = torch.where(std > 0, std, torch.ones_like(std))
-    return (train - mean) / std, (test - mean) / std
+def _standardize(arr: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """Zero mean, unit variance per feature over ``dims``, in float64 and without overflow.
+
+    Each feature is first divided by its largest magnitude (the result is the same, and
+    no sum of squares can overflow); a constant feature becomes 0.
+    """
+    peak = np.abs(arr).max(axis=dims, keepdims=True)
+    arr = arr / np.where(peak > 0, peak, 1.0)
+    centred = arr - arr.mean(axis=dims, keepdims=True)
+    std = np.sqrt(np.mean(centred**2, axis=dims, keepdims=True))
+    return centred / np.where(std > 0, std, 1.0)
 
 
-def _split(x, y, n_test: int, generator: torch.Generator, config: DVTrainingConfig, x_dims):
+def _network_inputs(arrays: dict[str, tuple[np.ndarray, tuple[int, ...]]], *, func, config, device):
+    """float32 tensors on ``device``: standardised (over the given dims) or checked to fit."""
+    limit = float(np.finfo(np.float32).max)
+    tensors = []
+    for name, (arr, dims) in arrays.items():
+        if config.standardize:
+            arr = _standardize(arr, dims)
+        elif np.abs(arr).max() > limit:
+            raise ValueError(
+                f"The '{name}' parameter of {func} has values up to {np.abs(arr).max():g}, "
+                f"beyond float32 (at most {limit:g}) in which the network computes; keep "
+                "DVTrainingConfig(standardize=True) or rescale the data."
+            )
+        tensors.append(torch.from_numpy(np.ascontiguousarray(arr)).to(device, torch.float32))
+    return tensors
+
+
+def _split(x, y, n_test: int, generator: torch.Generator):
     order = torch.randperm(x.shape[0], generator=generator, device=x.device)
     test, train = order[:n_test], order[n_test:]
-    x_train, x_test, y_train, y_test = x[train], x[test], y[train], y[test]
-    if config.standardize:
-        x_train, x_test = _standardize(x_train, x_test, x_dims)
-        y_train, y_test = _standardize(y_train, y_test, (0,))
-    return x_train, y_train, x_test, y_test
+    return x[train], y[train], x[test], y[test]
 
 
 def _train(network, x, y, config: DVTrainingConfig, generator, progress) -> torch.Tensor:
@@ -367,26 +457,40 @@ def _evaluate(network, x, y, config: DVTrainingConfig, generator) -> tuple[np.nd
 
 
 def _bootstrap(t_joint: np.ndarray, t_marg: np.ndarray, config: DVTrainingConfig, seed: int):
+    """Percentile interval of the DV bound over ``n_bootstrap`` resamples of the held-out
+    indices, drawn in chunks of at most ``_BOOTSTRAP_CHUNK`` statistics so that memory does
+    not grow with ``n_bootstrap``."""
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, t_joint.shape[0], size=(config.n_bootstrap, t_joint.shape[0]))
-    joint = t_joint[idx].mean(axis=1)
-    marg = t_marg[:, idx]  # (permutations, resamples, n)
-    peak = marg.max(axis=(0, 2))
-    log_mean = peak + np.log(np.mean(np.exp(marg - peak[None, :, None]), axis=(0, 2)))
+    n = t_joint.shape[0]
+    per_chunk = max(1, _BOOTSTRAP_CHUNK // (t_marg.shape[0] * n))
+    values = []
+    for start in range(0, config.n_bootstrap, per_chunk):
+        idx = rng.integers(0, n, size=(min(per_chunk, config.n_bootstrap - start), n))
+        marg = t_marg[:, idx]  # (permutations, resamples, n)
+        peak = marg.max(axis=(0, 2))
+        log_mean = peak + np.log(np.mean(np.exp(marg - peak[None, :, None]), axis=(0, 2)))
+        values.append(t_joint[idx].mean(axis=1) - log_mean)
     tail = (1.0 - config.confidence) / 2.0
-    return np.quantile(joint - log_mean, [tail, 1.0 - tail])
+    return np.quantile(np.concatenate(values), [tail, 1.0 - tail])
 
 
-def _fit(build, x, y, n_test, x_dims, config, seed, device, progress, method) -> MIEstimate:
+def _fit(build, x, y, n_test, config, seed, device, progress, method) -> MIEstimate:
+    func = f"{method}_estimate"
     with torch.random.fork_rng(devices=[]):  # the caller's global RNG stays untouched
         torch.manual_seed(seed)
         network = build()
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
-    x_train, y_train, x_test, y_test = _split(x, y, n_test, generator, config, x_dims)
+    x_train, y_train, x_test, y_test = _split(x, y, n_test, generator)
     network = network.to(device)
     curve = _train(network, x_train, y_train, config, generator, progress)
     t_joint, t_marg = _evaluate(network, x_test, y_test, config, generator)
+    if not (np.isfinite(t_joint).all() and np.isfinite(t_marg).all()):
+        raise ValueError(
+            f"{func} could not produce a finite estimate: the statistics network diverged "
+            f"(non-finite T on held-out samples) at learning_rate={config.learning_rate:g}; "
+            "lower the learning rate or keep standardize=True."
+        )
     value = dv_lower_bound(t_joint, t_marg)
     ci_low, ci_high = _bootstrap(t_joint, t_marg, config, seed)
     logger.info(
@@ -427,16 +531,22 @@ def mine_estimate(
     config : DVTrainingConfig, optional
         Defaults to ``DVTrainingConfig()`` (5000 steps of 256 samples, Adam 1e-4).
     seed : int
-        Seeds the split, the mini-batches, the network and the bootstrap.
+        Seeds the split, the mini-batches, the network and the bootstrap; in [0, 2**63 - 1].
     device : "auto", "cpu", "cuda", ...
     progress : bool
         Show a progress bar.
+
+    Domain: ``x`` and ``y`` finite real samples, neither constant, at least
+    ``config.batch_size`` training and 2 held-out samples; any magnitude with
+    ``config.standardize`` (the default), float32-sized data without it. The returned
+    value and interval are finite.
 
     Raises
     ------
     ValueError
         NaN / inf, different sample counts, constant ``x`` or ``y``, too few samples for
-        ``config``.
+        ``config``, a network above :data:`MAX_PARAMETERS`, or a diverged training run
+        (no finite estimate).
 
     Examples
     --------
@@ -448,15 +558,20 @@ def mine_estimate(
     ('mine', True, 400)
     """
     func = "mine_estimate"
-    config = DVTrainingConfig() if config is None else config
+    config = DVTrainingConfig() if config is None else _check_config(config, func)
+    seed = check_seed(seed, func=func)
+    progress = check_bool("progress", progress, func=func)
     device = resolve_device(device)
-    x, y, n_test = _samples(x, y, func=func, config=config, device=device)
+    x, y, n_test = _samples(x, y, func=func, config=config)
     x = x.reshape(x.shape[0], -1)
 
     def build():
         return ConcatStatistics(x.shape[1], y.shape[1], hidden=hidden, activation=activation)
 
-    return _fit(build, x, y, n_test, (0,), config, seed, device, progress, "mine")
+    x, y = _network_inputs(
+        {"x": (x, (0,)), "y": (y, (0,))}, func=func, config=config, device=device
+    )
+    return _fit(build, x, y, n_test, config, seed, device, progress, "mine")
 
 
 def hmine_estimate(
@@ -505,9 +620,11 @@ def hmine_estimate(
     ('hmine', True)
     """
     func = "hmine_estimate"
-    config = DVTrainingConfig(learning_rate=5e-5) if config is None else config
+    config = DVTrainingConfig(learning_rate=5e-5) if config is None else _check_config(config, func)
+    seed = check_seed(seed, func=func)
+    progress = check_bool("progress", progress, func=func)
     device = resolve_device(device)
-    x, g, n_test = _samples(x_batch, g, func=func, config=config, device=device)
+    x, g, n_test = _samples(x_batch, g, func=func, config=config, names=("x_batch", "g"))
     if x.ndim < 2:
         raise ValueError(
             f"The 'x_batch' parameter of {func} must have shape (n, B, ...). "
@@ -527,4 +644,7 @@ def hmine_estimate(
         )
 
     # the B inputs are i.i.d., so every feature is standardised over samples and positions
-    return _fit(build, x, g, n_test, (0, 1), config, seed, device, progress, "hmine")
+    x, g = _network_inputs(
+        {"x_batch": (x, (0, 1)), "g": (g, (0,))}, func=func, config=config, device=device
+    )
+    return _fit(build, x, g, n_test, config, seed, device, progress, "hmine")

@@ -16,8 +16,11 @@ where ``U_i`` is the set of pixels whose original value falls in level ``i`` and
 the number of pixels. The paper does not say how continuous pixel values become labels;
 here both images are quantised to ``levels`` equal-width bins of ``value_range`` (default
 256 levels on [0, 1], which maps 8-bit images ``k / 255`` back to ``k``) and the mean is
-the arithmetic mean. With these choices :func:`nmi` equals scikit-learn's
-``normalized_mutual_info_score`` (``average_method="arithmetic"``) on the quantised values.
+the arithmetic mean. Values outside ``value_range`` are refused, not clipped: clipping a
+0-255 image to [0, 1] puts almost every pixel in the top level, and two independent such
+images then score an NMI near 1 or 0 that says nothing about leakage. With these choices
+:func:`nmi` equals scikit-learn's ``normalized_mutual_info_score``
+(``average_method="arithmetic"``) on the quantised values.
 
 The plug-in MI is biased upwards for a finite number of pixels: an original scored against
 an *independent* image gets an NMI well above 0, the more so the fewer the pixels and the
@@ -36,14 +39,17 @@ import numpy as np
 from scipy.special import gammaln
 
 from bounds.validation import check_choice, check_int, check_real
-from estimators._arrays import pair_to_numpy, to_numpy
+from estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
 
 DEFAULT_LEVELS = 256
+#: Most levels: codes are computed in float64, which holds every integer up to 2**53.
+MAX_LEVELS = 2**53
 AVERAGE_METHODS = ("arithmetic", "geometric", "min", "max")
 
 __all__ = [
     "AVERAGE_METHODS",
     "DEFAULT_LEVELS",
+    "MAX_LEVELS",
     "PermutationNull",
     "adjusted_nmi",
     "nmi",
@@ -55,14 +61,15 @@ __all__ = [
 
 
 def check_quantization(levels, value_range, *, func: str) -> tuple[int, float, float]:
-    """Validate ``levels`` (int >= 2) and ``value_range`` (low < high); return them as numbers.
+    """Validate ``levels`` (int in [2, 2**53]) and ``value_range`` (finite ``low < high``
+    whose width ``high - low`` is a finite float); return them as numbers.
 
     Examples
     --------
     >>> check_quantization(4, (0, 2), func="f")
     (4, 0.0, 2.0)
     """
-    levels = check_int("levels", levels, func=func, low=2)
+    levels = check_int("levels", levels, func=func, low=2, high=MAX_LEVELS)
     try:
         low, high = value_range
     except (TypeError, ValueError) as err:
@@ -72,29 +79,42 @@ def check_quantization(levels, value_range, *, func: str) -> tuple[int, float, f
         ) from err
     low = check_real("value_range[0]", low, func=func)
     high = check_real("value_range[1]", high, func=func, low=low, low_inclusive=False)
+    if not np.isfinite(high - low):
+        raise ValueError(
+            f"The 'value_range' parameter of {func} must have a width high - low that is a "
+            f"finite float (at most {np.finfo(float).max:g}). Got {value_range!r} instead."
+        )
     return levels, low, high
 
 
 def _quantize_array(x: np.ndarray, levels: int, low: float, high: float) -> np.ndarray:
+    """Codes of values already checked to lie in [low, high]; ``high`` joins the last bin."""
     codes = np.floor((x - low) / (high - low) * levels)
-    return np.clip(codes, 0, levels - 1).astype(np.int64)
+    return np.minimum(codes, levels - 1).astype(np.int64)
+
+
+def _codes(name: str, x: np.ndarray, levels: int, low: float, high: float, func: str):
+    check_values_in(name, x, low, high, func=func, range_name="value_range")
+    return _quantize_array(x.ravel(), levels, low, high)
 
 
 def quantize(x, levels: int = DEFAULT_LEVELS, value_range=(0.0, 1.0)) -> np.ndarray:
     """Quantise values to ``levels`` equal-width bins of ``value_range``; return int codes.
 
     Code ``k`` holds the values in ``[low + k w, low + (k + 1) w)`` with
-    ``w = (high - low) / levels``; the top edge ``high`` belongs to the last bin and values
-    outside the range are clipped to the first / last bin (reconstructions often overshoot).
+    ``w = (high - low) / levels``; the top edge ``high`` belongs to the last bin. Values
+    outside ``value_range`` raise ValueError naming their min and max (clip a
+    reconstruction that overshoots yourself if that is what you mean).
 
     Parameters
     ----------
     x : array-like or torch.Tensor
-        Values of any shape; NaN or inf raise ValueError.
+        Real values of any shape inside ``value_range``; NaN or inf raise ValueError.
     levels : int, default 256
-        Number of bins, at least 2.
+        Number of bins, in [2, 2**53].
     value_range : (float, float), default (0.0, 1.0)
-        The interval ``[low, high]`` that is split into bins.
+        The interval ``[low, high]`` that is split into bins; ``high - low`` must be a
+        finite float.
 
     Returns
     -------
@@ -102,39 +122,57 @@ def quantize(x, levels: int = DEFAULT_LEVELS, value_range=(0.0, 1.0)) -> np.ndar
 
     Examples
     --------
-    >>> quantize([0.0, 0.5, 1.0, 1.7], levels=4).tolist()
-    [0, 2, 3, 3]
+    >>> quantize([0.0, 0.3, 0.5, 1.0], levels=4).tolist()
+    [0, 1, 2, 3]
+    >>> quantize([0, 128, 255])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ... must have values in value_range=[0, 1]. Got values in [0, 255] instead.
     """
     levels, low, high = check_quantization(levels, value_range, func="quantize")
-    return _quantize_array(to_numpy("x", x, func="quantize"), levels, low, high)
+    arr = to_numpy("x", x, func="quantize")
+    return _codes("x", arr, levels, low, high, "quantize").reshape(arr.shape)
 
 
 def _quantized_pair(original, reconstruction, levels, value_range, *, func: str):
     levels, low, high = check_quantization(levels, value_range, func=func)
     u, v = pair_to_numpy(("original", original), ("reconstruction", reconstruction), func=func)
     return (
-        _quantize_array(u.ravel(), levels, low, high),
-        _quantize_array(v.ravel(), levels, low, high),
-        levels,
+        _codes("original", u, levels, low, high, func),
+        _codes("reconstruction", v, levels, low, high, func),
     )
 
 
-def _contingency(u: np.ndarray, v: np.ndarray, levels: int) -> np.ndarray:
-    return np.bincount(u * levels + v, minlength=levels * levels).reshape(levels, levels)
+class _Contingency:
+    """The occupied cells of the contingency table of two code vectors.
+
+    Only levels that occur are kept (``np.unique``), so memory and time depend on the
+    number of pixels, not on ``levels`` (a dense ``levels x levels`` table would need
+    ``8 levels**2`` bytes). ``rows``/``cols`` are the marginal counts of the occupied
+    levels, ``counts[c]`` the count of cell ``(i[c], j[c])``.
+    """
+
+    def __init__(self, u: np.ndarray, v: np.ndarray):
+        _, u_index = np.unique(u, return_inverse=True)
+        _, v_index = np.unique(v, return_inverse=True)
+        self.rows, self.cols = np.bincount(u_index), np.bincount(v_index)
+        cells, self.counts = np.unique(u_index * len(self.cols) + v_index, return_counts=True)
+        self.i, self.j = np.divmod(cells, len(self.cols))
 
 
 def _entropy(counts: np.ndarray) -> float:
-    counts = counts[counts > 0]
     n = counts.sum()
     return float(-np.sum(counts / n * (np.log(counts) - np.log(n))))
 
 
-def _mi_from_contingency(table: np.ndarray) -> float:
-    n = table.sum()
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    i, j = np.nonzero(table)
-    nij = table[i, j].astype(float)
-    terms = nij / n * (np.log(nij) + np.log(n) - np.log(rows[i]) - np.log(cols[j]))
+def _mi_from_contingency(table: _Contingency) -> float:
+    n = table.rows.sum()
+    nij = table.counts.astype(float)
+    terms = (
+        nij
+        / n
+        * (np.log(nij) + np.log(n) - np.log(table.rows[table.i]) - np.log(table.cols[table.j]))
+    )
     return max(float(terms.sum()), 0.0)  # rounding can leave -1e-17 for independent labels
 
 
@@ -146,15 +184,16 @@ def _generalized_mean(h_u: float, h_v: float, average: str) -> float:
     return min(h_u, h_v) if average == "min" else max(h_u, h_v)
 
 
-def _nmi_codes(u: np.ndarray, v: np.ndarray, levels: int, average: str) -> float:
-    table = _contingency(u, v, levels)
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    if np.count_nonzero(rows) == np.count_nonzero(cols) == 1:
+def _nmi_codes(u: np.ndarray, v: np.ndarray, average: str) -> float:
+    table = _Contingency(u, v)
+    if len(table.rows) == len(table.cols) == 1:
         return 1.0  # both constant: identical one-label partitions (scikit-learn's convention)
     mi = _mi_from_contingency(table)
     if mi == 0.0:
         return 0.0
-    return mi / _generalized_mean(_entropy(rows), _entropy(cols), average)
+    # mi > 0 needs two occupied levels on both sides, so both entropies are > 0
+    nmi = mi / _generalized_mean(_entropy(table.rows), _entropy(table.cols), average)
+    return min(nmi, 1.0)  # I <= min(H(U), H(V)) <= mean: only rounding can pass 1
 
 
 def quantized_mutual_information(
@@ -163,7 +202,9 @@ def quantized_mutual_information(
     """Plug-in MI ``I(U; V)`` in nats between the quantised, flattened arrays (PriPrune footnote).
 
     Equals scikit-learn's ``mutual_info_score`` on ``quantize(original).ravel()`` and
-    ``quantize(reconstruction).ravel()``. Shapes must agree; NaN / inf raise ValueError.
+    ``quantize(reconstruction).ravel()``. Domain: two real arrays of the same shape with
+    values in ``value_range`` (else ValueError); the result is finite, in
+    ``[0, log(levels)]``.
 
     Examples
     --------
@@ -172,10 +213,10 @@ def quantized_mutual_information(
     >>> abs(mi - float(np.log(2))) < 1e-12  # I(U; U) = H(U) = log 2 nats
     True
     """
-    u, v, levels = _quantized_pair(
+    u, v = _quantized_pair(
         original, reconstruction, levels, value_range, func="quantized_mutual_information"
     )
-    return _mi_from_contingency(_contingency(u, v, levels))
+    return _mi_from_contingency(_Contingency(u, v))
 
 
 def nmi(
@@ -197,10 +238,14 @@ def nmi(
     Parameters
     ----------
     original, reconstruction : array-like or torch.Tensor of the same shape
-        One image (or any array) each; a batch is scored as one long vector, so score the
-        images of a batch one by one with :func:`estimators.image.score_reconstruction`.
+        One image (or any array) each, with every value in ``value_range``; a batch is
+        scored as one long vector, so score the images of a batch one by one with
+        :func:`estimators.image.score_reconstruction`.
     levels : int, default 256
+        Number of quantisation levels, in [2, 2**53].
     value_range : (float, float), default (0.0, 1.0)
+        ``(low, high)`` of the pixel values, e.g. ``(0, 255)`` for 8-bit images. Values
+        outside it raise ValueError (they are not clipped).
     average : {"arithmetic", "geometric", "min", "max"}, default "arithmetic"
 
     Returns
@@ -218,8 +263,8 @@ def nmi(
     1.0
     """
     check_choice("average", average, func="nmi", choices=AVERAGE_METHODS)
-    u, v, levels = _quantized_pair(original, reconstruction, levels, value_range, func="nmi")
-    return float(_nmi_codes(u, v, levels, average))
+    u, v = _quantized_pair(original, reconstruction, levels, value_range, func="nmi")
+    return float(_nmi_codes(u, v, average))
 
 
 def _expected_mi(rows: np.ndarray, cols: np.ndarray) -> float:
@@ -267,11 +312,12 @@ def adjusted_nmi(
     where ``E[I]`` is the expected MI when the pixel pairing is a uniformly random
     permutation with both histograms fixed (Vinh, Epps and Bailey, JMLR 2010, eq. 24a). It
     is about 0 for an unrelated reconstruction, 1 for a perfect one, and can be negative.
-    Equals scikit-learn's ``adjusted_mutual_info_score`` on the quantised values.
+    Equals scikit-learn's ``adjusted_mutual_info_score`` on the quantised values. Domain and
+    parameters as in :func:`nmi`.
 
     Returns
     -------
-    float, at most 1.
+    float, finite, at most 1.
 
     Examples
     --------
@@ -281,14 +327,13 @@ def adjusted_nmi(
     """
     func = "adjusted_nmi"
     check_choice("average", average, func=func, choices=AVERAGE_METHODS)
-    u, v, levels = _quantized_pair(original, reconstruction, levels, value_range, func=func)
-    table = _contingency(u, v, levels)
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    if np.count_nonzero(rows) == np.count_nonzero(cols) == 1:
+    u, v = _quantized_pair(original, reconstruction, levels, value_range, func=func)
+    table = _Contingency(u, v)
+    if len(table.rows) == len(table.cols) == 1:
         return 1.0
     mi = _mi_from_contingency(table)
-    emi = _expected_mi(rows, cols)
-    denominator = _generalized_mean(_entropy(rows), _entropy(cols), average) - emi
+    emi = _expected_mi(table.rows, table.cols)
+    denominator = _generalized_mean(_entropy(table.rows), _entropy(table.cols), average) - emi
     eps = np.finfo(np.float64).eps
     # floating point can put E[I] just above the normaliser; keep the sign, avoid 0 / 0
     denominator = min(denominator, -eps) if denominator < 0 else max(denominator, eps)
@@ -310,11 +355,13 @@ def nmi_chance_level(
     """NMI of ``original`` against independent uniform-noise images: the metric's floor.
 
     The "independent random image" is i.i.d. ``Uniform(value_range)`` noise of the same
-    shape as ``original``, quantised like a reconstruction; the result is the mean
-    :func:`nmi` over ``n_draws`` such images. Because the plug-in MI is biased upwards
-    (roughly ``(L_U - 1)(L_V - 1) / (2N)`` nats for ``L`` occupied levels and ``N``
-    pixels), this floor is far above 0 for small images with many levels. For a floor that
-    keeps the reconstruction's own histogram, use :func:`nmi_permutation_null`.
+    shape as ``original``, quantised like a reconstruction (drawn directly as i.i.d. uniform
+    codes ``floor(levels U)``, ``U ~ Uniform[0, 1)``, which is the same law); the result is
+    the mean :func:`nmi` over ``n_draws`` such images. ``original`` must have its values
+    in ``value_range``; ``seed`` is an int in [0, 2**63 - 1]. Because the plug-in MI is
+    biased upwards (roughly ``(L_U - 1)(L_V - 1) / (2N)`` nats for ``L`` occupied levels
+    and ``N`` pixels), this floor is far above 0 for small images with many levels. For a
+    floor that keeps the reconstruction's own histogram, use :func:`nmi_permutation_null`.
 
     Returns
     -------
@@ -329,15 +376,10 @@ def nmi_chance_level(
     func = "nmi_chance_level"
     levels, low, high = check_quantization(levels, value_range, func=func)
     n_draws = _check_draws("n_draws", n_draws, func)
-    u = _quantize_array(to_numpy("original", original, func=func).ravel(), levels, low, high)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, func=func))
+    u = _codes("original", to_numpy("original", original, func=func), levels, low, high, func)
     scores = [
-        _nmi_codes(
-            u,
-            _quantize_array(rng.uniform(low, high, u.size), levels, low, high),
-            levels,
-            "arithmetic",
-        )
+        _nmi_codes(u, _quantize_array(rng.random(u.size), levels, 0.0, 1.0), "arithmetic")
         for _ in range(n_draws)
     ]
     return float(np.mean(scores))
@@ -378,7 +420,8 @@ def nmi_permutation_null(
 
     Each permutation shuffles the reconstruction's pixels, which keeps both histograms (so
     both entropies) and destroys any pixel-wise dependence; the NMI of the shuffled pairs is
-    the chance level for this particular pair of histograms.
+    the chance level for this particular pair of histograms. Domain as in :func:`nmi`;
+    ``n_permutations >= 1``, ``seed`` an int in [0, 2**63 - 1].
 
     Examples
     --------
@@ -388,11 +431,11 @@ def nmi_permutation_null(
     """
     func = "nmi_permutation_null"
     n_permutations = _check_draws("n_permutations", n_permutations, func)
-    u, v, levels = _quantized_pair(original, reconstruction, levels, value_range, func=func)
-    observed = _nmi_codes(u, v, levels, "arithmetic")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, func=func))
+    u, v = _quantized_pair(original, reconstruction, levels, value_range, func=func)
+    observed = _nmi_codes(u, v, "arithmetic")
     null = np.array(
-        [_nmi_codes(u, rng.permutation(v), levels, "arithmetic") for _ in range(n_permutations)]
+        [_nmi_codes(u, rng.permutation(v), "arithmetic") for _ in range(n_permutations)]
     )
     return PermutationNull(
         observed=float(observed),

@@ -171,3 +171,103 @@ def test_score_reconstruction_undoes_a_shuffle():
 def test_image_metrics_reject_bad_input(func, args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(*args, **kwargs)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_psnr_and_ssim_at_extreme_scales_equal_skimage_at_unit_scale(scale):
+    # Both metrics are invariant to scaling the images and data_range together; at 1e300
+    # the old squares overflowed (ssim nan, psnr OverflowError) and at 1e-300 they
+    # underflowed to 0 / 0. Reference: scikit-image on the unit-scale images.
+    x, y = _noisy(8, (3, 16, 16))
+    assert psnr(scale * x, scale * y, data_range=scale) == pytest.approx(
+        peak_signal_noise_ratio(x, y, data_range=1.0), abs=SKIMAGE_TOL
+    )
+    expected = structural_similarity(x, y, data_range=1.0, channel_axis=0)
+    assert ssim(scale * x, scale * y, data_range=scale, normalized=False) == pytest.approx(
+        expected, abs=SKIMAGE_TOL
+    )
+
+
+def test_ssim_near_the_float_maximum_equals_skimage_at_unit_scale():
+    # Issue 13: an image of 1e308 gave nan. Values in [0.5e308, 1e308] with
+    # data_range=0.5e308 are the unit-scale pair (0.5 + x / 2, 0.5 + y / 2), data_range 0.5,
+    # scaled by 1e308; skimage computes the latter without overflow.
+    x, y = _noisy(9, (12, 12))
+    u, v = 0.5 + x / 2, 0.5 + y / 2
+    expected = structural_similarity(u, v, data_range=0.5)
+    assert ssim(1e308 * u, 1e308 * v, data_range=0.5e308, normalized=False) == pytest.approx(
+        expected, abs=SKIMAGE_TOL
+    )
+    constant = np.full((12, 12), 1e308)
+    assert ssim(constant, constant) == 1.0
+
+
+def test_per_image_ssim_needs_a_batch_axis():
+    # Issue 13: one 8x8 image with per_image=True returned two values (its rows were read
+    # as images); now (H, W) is refused and (1, H, W) gives the single skimage value.
+    x, y = _noisy(10, (8, 8))
+    with pytest.raises(ValueError, match=r"\(B, \[C,\] H, W\).*\(8, 8\)"):
+        ssim(x, y, per_image=True)
+    single = ssim(x[None], y[None], per_image=True, normalized=False)
+    assert single.shape == (1,)
+    assert single[0] == pytest.approx(structural_similarity(x, y, data_range=1.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", [psnr, ssim])
+def test_8bit_images_need_their_data_range(metric):
+    # a 0-255 image scored with the default data_range=1 was scored on the wrong scale;
+    # now refused with the observed values, and equal to skimage with data_range=255
+    x, y = _noisy(11, (16, 16))
+    x8, y8 = np.round(255 * x), np.round(255 * y)
+    with pytest.raises(ValueError, match=r"data_range=1 .*Got values in \[0, 255\]"):
+        metric(x8, y8)
+    reference = {psnr: peak_signal_noise_ratio, ssim: structural_similarity}[metric]
+    expected = reference(x8, y8, data_range=255.0)
+    kwargs = {"normalized": False} if metric is ssim else {}
+    assert metric(x8, y8, data_range=255.0, **kwargs) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("score", ["mse", "psnr"])
+def test_matching_at_extreme_scales_equals_brute_force_at_unit_scale(score):
+    # 1e308-sized originals against negated reconstructions: differences reach 2e308 and
+    # overflowed the cost matrix ("cost matrix is infeasible"); the assignment is
+    # invariant to a common scaling
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(size=(5, 1, 4, 4)), -rng.uniform(size=(5, 1, 4, 4))
+
+    def cost(u, v):
+        return np.mean((u - v) ** 2) if score == "mse" else np.log(np.mean((u - v) ** 2))
+
+    expected = _brute_force_match(a, b, cost)
+    np.testing.assert_array_equal(
+        match_reconstructions(1e308 * a, 1e308 * b, score=score), expected
+    )
+    tiny = match_reconstructions(1e-300 * a, 1e-300 * b, score=score)
+    np.testing.assert_array_equal(tiny, expected)
+
+
+def test_psnr_matching_prefers_exact_matches():
+    # an exact match has PSNR +inf: the assignment with the most exact matches wins
+    rng = np.random.default_rng(4)
+    a = rng.uniform(size=(3, 4, 4))
+    b = a[[2, 0, 1]].copy()
+    b[2] += 0.3  # a[1] has no exact partner
+    np.testing.assert_array_equal(match_reconstructions(a, b, score="psnr")[[0, 2]], [1, 0])
+
+
+def test_score_reconstruction_refuses_8bit_images_on_the_unit_range():
+    # Issue 13: NMI 1.0 against chance 1.4e-17 for two independent 0-255 images
+    x8, y8 = (np.round(255 * _noisy(seed, (2, 1, 8, 8))[0]) for seed in (12, 13))
+    with pytest.raises(ValueError, match=r"'originals'.*value_range=\[0, 1\].*Got values in \["):
+        score_reconstruction(x8, y8)
+    scores = score_reconstruction(x8, y8, value_range=(0, 255), levels=16, chance_draws=4)
+    # independent images: NMI near its chance level, far from 1 (plug-in bias on 64 pixels
+    # with 16 levels puts both near 0.3)
+    assert np.all(scores["nmi"] < 0.6)
+    np.testing.assert_allclose(
+        scores["nmi"],
+        [
+            nmi(a, b, levels=16, value_range=(0, 255))
+            for a, b in zip(x8, y8[scores["assignment"]], strict=True)
+        ],
+    )

@@ -67,11 +67,36 @@ def test_ksg_accepts_torch_and_is_invariant_to_scaling():
         (np.random.default_rng(0).normal(size=(10, 2)), np.ones(10), {}, "constant"),
         ([[np.nan], [1.0], [2.0], [3.0], [4.0]], np.arange(5.0), {}, "finite"),
         (np.arange(5.0), np.arange(6.0), {}, "same number of samples"),
-        (np.arange(3.0), np.arange(3.0) ** 2, {"k": 3}, "at least 4 samples"),
+        (np.arange(3.0), np.arange(3.0) ** 2, {"k": 3}, r"'k'.*at least k \+ 1 = 4 samples"),
         (np.arange(5.0), np.arange(5.0), {"k": 0}, "'k'"),
-        (np.repeat([0.0, 1.0], 5), np.repeat([0.0, 1.0], 5), {}, "duplicates"),
+        (np.repeat([0.0, 1.0], 5), np.repeat([0.0, 1.0], 5), {}, "k=3 or more exact duplicates"),
     ],
 )
 def test_ksg_rejects_degenerate_input(x, y, kwargs, match):
     with pytest.raises(ValueError, match=match):
         ksg_mutual_information(x, y, **kwargs)
+
+
+def test_an_outlier_near_the_float_maximum_gives_the_estimate_of_the_rescaled_data():
+    # Issue 13: one value of 1e308 overflowed the variance, standardised x to zeros and
+    # returned ~0 with a warning. KSG is invariant to scaling one variable, so the estimate
+    # must equal that of the same data divided by 1e300 (outlier 1e8), computed without
+    # overflow; the bulk is scaled to 1e306 so that it is not negligible after scaling.
+    x, y = correlated_gaussian_pair(400, 1, 1.0, seed=4)
+    x_big = 1e306 * x
+    x_big[0, 0] = 1e308
+    reference = ksg_mutual_information(x_big / 1e300, y)
+    assert reference > 0.3  # the dependence survives the outlier
+    # same neighbour counts up to rounding of the rescaled coordinates
+    assert ksg_mutual_information(x_big, y) == pytest.approx(reference, abs=1e-12)
+
+
+def test_without_standardizing_a_common_scale_does_not_change_the_estimate():
+    # standardize=False divides x and y by one common factor: with values up to +-1.5e308
+    # (differences up to 3e308 would overflow) the estimate equals the brute force on the
+    # unscaled data
+    x, y = correlated_gaussian_pair(300, 2, 1.0, seed=5)
+    expected = _brute_force_ksg(x, y, 3)
+    factor = 1.5e308 / max(np.abs(x).max(), np.abs(y).max())
+    scaled = ksg_mutual_information(factor * x, factor * y, standardize=False)
+    assert scaled == pytest.approx(expected, abs=1e-12)

@@ -133,3 +133,47 @@ def test_channel_bound_exceeds_the_mi_of_a_binary_signal():
 def test_mi_closed_forms_reject_bad_input(func, args, match):
     with pytest.raises(ValueError, match=match):
         func(*args)
+
+
+def test_correlated_pair_keeps_its_noise_at_large_mi():
+    # I = 25 nats in one dimension: 1 - rho^2 = e^-50 rounds rho to 1.0, and the old
+    # sqrt(1 - rho^2) = 0 returned y == x (infinite MI). The noise std must be e^-25; the
+    # sample std of 1e4 draws has standard error 0.7 %, so 3 % is four standard errors.
+    x, y = correlated_gaussian_pair(10_000, 1, 25.0, seed=3)
+    assert np.std(y - x) / math.exp(-25.0) == pytest.approx(1.0, rel=0.03)
+
+
+@pytest.mark.parametrize("noise_std", [1e-150, 1e-300])
+def test_batch_channel_mi_at_tiny_noise(noise_std):
+    # sigma^2 underflows (1e-300) or nearly (1e-150); with dim_g <= dim_x, A A^T is full
+    # rank and log det(I + AA^T / (B s^2)) = log det(AA^T / B + s^2 I) - 2 dim_g log s,
+    # where s^2 I is below rounding of AA^T / B: the reference is slogdet(AA^T / B).
+    channel = GaussianBatchChannel(2, 5, 3, noise_std, seed=4)
+    gram = channel.mixing @ channel.mixing.T / 2
+    expected = 0.5 * (np.linalg.slogdet(gram)[1] - 2 * 3 * math.log(noise_std))
+    assert channel.mutual_information() == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(("scale", "noise_std"), [(1.0, 1e-300), (1e300, 1e-10), (1e-300, 1e-300)])
+def test_channel_bound_at_extreme_scales(scale, noise_std):
+    # 0.5 sum log(1 + lambda / s^2) for diagonal covariances, in log space by hand:
+    # log(1 + r) = log r + log1p(1 / r) with log r = log lambda - 2 log s
+    eigenvalues = scale * np.array([3.0, 0.5])
+    log_ratio = np.log(eigenvalues) - 2 * math.log(noise_std)
+    expected = 0.5 * float(np.sum(log_ratio + np.log1p(np.exp(-log_ratio))))
+    assert gaussian_channel_bound(np.diag(eigenvalues), noise_std) == pytest.approx(
+        expected, rel=1e-12
+    )
+
+
+def test_entropy_of_a_covariance_near_the_float_maximum():
+    # det of diag(1e308, 1e308) overflows; log det = 2 log 1e308 (Cover and Thomas 8.4.1)
+    expected = 0.5 * (2 * math.log(2 * math.pi * math.e) + 2 * math.log(1e308))
+    assert gaussian_entropy(np.diag([1e308, 1e308])) == pytest.approx(expected, rel=1e-14)
+
+
+def test_symmetry_is_checked_relative_to_the_entries():
+    # entries of 1e-20 with an asymmetry of 1e-14 passed the old absolute tolerance 1e-12
+    # and the lower triangle was silently used
+    with pytest.raises(ValueError, match="symmetric"):
+        gaussian_entropy([[1e-20, 1e-14], [0.0, 1e-20]])

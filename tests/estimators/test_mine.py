@@ -278,3 +278,49 @@ def test_reported_interval_is_the_percentile_bootstrap_of_the_held_out_values(mo
     assert estimate.confidence == 0.95
     assert abs(estimate.ci_low - ref_low) < 0.2 * sd  # as in the test above
     assert abs(estimate.ci_high - ref_high) < 0.2 * sd
+
+
+def test_inputs_near_the_float_maximum_give_the_estimate_of_the_unit_scale_data():
+    # Issue 13: inputs scaled by 1e308 gave nan with a nan interval (cast to float32 inf).
+    # Standardisation in float64 removes the scale, so the estimate equals the one on the
+    # unscaled data up to float32 rounding of the standardised inputs (measured 0 here;
+    # 1e-4 nats leaves room for a last-bit difference propagated through 30 Adam steps).
+    rng = np.random.default_rng(6)
+    x = rng.uniform(size=(300, 2))
+    y = x[:, :1] + 0.1 * rng.uniform(size=(300, 1))
+    config = DVTrainingConfig(steps=30, batch_size=32, n_bootstrap=50)
+    reference = mine_estimate(x, y, hidden=(8,), config=config, seed=1, device="cpu")
+    huge = mine_estimate(1e308 * x, 1e308 * y, hidden=(8,), config=config, seed=1, device="cpu")
+    assert math.isfinite(reference.value)
+    assert huge.value == pytest.approx(reference.value, abs=1e-4)
+    assert huge.ci_low == pytest.approx(reference.ci_low, abs=1e-4)
+
+
+def test_dv_bound_of_huge_statistics_equals_its_formula():
+    # mean([1e308, 1e308]) overflowed in the sum; log mean exp([0, 0]) = 0
+    assert dv_lower_bound([1e308, 1e308], [0.0, 0.0]) == 1e308
+    # log mean exp of [1000, 1000 - log 3] = 1000 + log((1 + 1/3) / 2), by hand
+    assert dv_lower_bound([0.0], [1000.0, 1000.0 - math.log(3)]) == pytest.approx(
+        -(1000.0 + math.log(2 / 3)), rel=1e-15
+    )
+
+
+def test_a_diverged_network_is_an_error_not_nan():
+    x, y = correlated_gaussian_pair(300, 1, 0.5, seed=7)
+    config = DVTrainingConfig(steps=5, batch_size=32, learning_rate=1e308, n_bootstrap=5)
+    with pytest.raises(ValueError, match="could not produce a finite estimate"):
+        mine_estimate(x, y, hidden=(4,), config=config, device="cpu")
+
+
+def test_bootstrap_in_chunks_equals_one_draw(monkeypatch):
+    # resamples are drawn in chunks to bound memory; numpy's integers() fills the same
+    # stream row by row, so chunks of 3 resamples (the last one partial: 200 = 66 * 3 + 2)
+    # give exactly the one-draw interval
+    import estimators.mine as mine_module
+
+    rng = np.random.default_rng(23)
+    t_joint, t_marg = rng.normal(1.0, 1.0, 50), rng.normal(0.0, 0.5, (2, 50))
+    config = DVTrainingConfig(n_bootstrap=200)
+    whole = _bootstrap(t_joint, t_marg, config, seed=3)
+    monkeypatch.setattr(mine_module, "_BOOTSTRAP_CHUNK", 3 * 2 * 50)
+    np.testing.assert_array_equal(_bootstrap(t_joint, t_marg, config, seed=3), whole)

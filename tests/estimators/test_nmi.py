@@ -1,5 +1,7 @@
 """estimators.nmi against scikit-learn's clustering metrics on the same quantised values."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -26,10 +28,20 @@ def _pair(seed, shape=(28, 28), noise=0.1):
     return x, np.clip(x + noise * rng.normal(size=shape), 0.0, 1.0)
 
 
-def test_quantize_bins_and_clipping():
+def test_quantize_bins_and_top_edge():
     np.testing.assert_array_equal(
-        quantize([-0.5, 0.0, 0.249, 0.25, 0.999, 1.0, 3.0], levels=4), [0, 0, 0, 1, 3, 3, 3]
+        quantize([0.0, 0.249, 0.25, 0.5, 0.999, 1.0], levels=4), [0, 0, 1, 2, 3, 3]
     )
+
+
+@pytest.mark.parametrize(
+    ("values", "shown"), [([-0.5, 0.5], "[-0.5, 0.5]"), ([0.2, 3.0], "[0.2, 3]")]
+)
+def test_quantize_refuses_values_outside_the_range_instead_of_clipping(values, shown):
+    with pytest.raises(
+        ValueError, match=r"value_range=\[0, 1\]\. Got values in " + re.escape(shown)
+    ):
+        quantize(values, levels=4)
 
 
 def test_quantize_maps_8bit_images_back_to_their_codes():
@@ -37,7 +49,7 @@ def test_quantize_maps_8bit_images_back_to_their_codes():
     np.testing.assert_array_equal(quantize(codes / 255.0), codes)
 
 
-@pytest.mark.parametrize("levels", [2, 16, 256])
+@pytest.mark.parametrize("levels", [2, 16, 256, 2**20])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("average", ["arithmetic", "geometric", "min", "max"])
 def test_nmi_equals_sklearn(levels, seed, average):
