@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_int, check_real
+from bounds.validation import as_real_array, check_int, check_real
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _ndim(value) -> int | None:
+    """``np.ndim(value)``, or None for ragged nesting (numpy cannot build the array)."""
+    try:
+        return np.ndim(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _item(value):
@@ -42,15 +52,9 @@ def real_array(
         "low_inclusive": low_inclusive,
         "high_inclusive": high_inclusive,
     }
-    if np.ndim(value) == 0:
+    if _ndim(value) == 0:
         return np.asarray(check_real(name, _item(value), **bounds_kw))
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"The '{name}' parameter of {func} must be a real number or an array of real "
-            f"numbers. Got {value!r} instead."
-        ) from None
+    arr = as_real_array(name, value, func=func)  # refuses ragged nesting, naming ``name``
     bad = ~np.isfinite(arr)
     if low is not None:
         bad |= arr < low if low_inclusive else arr <= low
@@ -71,13 +75,15 @@ def int_array(
     >>> int_array("d", [1, 2], func="f", low=1)
     array([1, 2])
     """
-    if np.ndim(value) == 0:
+    ndim = _ndim(value)
+    if ndim == 0:
         return np.asarray(check_int(name, _item(value), func=func, low=low, high=high))
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iu":
+    arr = None if ndim is None else np.asarray(value)
+    if arr is None or arr.dtype.kind not in "iu":
+        got = f"an array of dtype {arr.dtype}" if arr is not None else repr(value)
         raise ValueError(
             f"The '{name}' parameter of {func} must be an integer or an array of integers. "
-            f"Got an array of dtype {arr.dtype} instead."
+            f"Got {got} instead."
         )
     bad = np.zeros(arr.shape, dtype=bool)
     if low is not None:
@@ -86,6 +92,10 @@ def int_array(
         bad |= arr > high
     if bad.any():
         check_int(name, int(arr[bad].flat[0]), func=func, low=low, high=high)
+    # uint64 entries beyond int64 would wrap to negative numbers in ``astype(np.int64)``.
+    wraps = arr > _INT64_MAX
+    if wraps.any():
+        check_int(name, int(arr[wraps].flat[0]), func=func, low=low, high=_INT64_MAX)
     return arr.astype(np.int64)
 
 

@@ -8,16 +8,37 @@ Pure Python + numpy so that ``bounds``, ``estimators`` and ``sims`` can all use 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from numbers import Integral, Real
 
 import numpy as np
+
+# Longest repr of a refused value shown in a message (a 400-digit integer is cut).
+_REPR_CHARS = 60
+
+
+def _short_repr(value) -> str:
+    """``repr(value)``, cut in the middle when longer than ``_REPR_CHARS`` characters."""
+    text = repr(value)
+    if len(text) <= _REPR_CHARS:
+        return text
+    half = _REPR_CHARS // 2
+    return f"{text[:half]}...{text[-10:]} ({len(text)} characters)"
+
+
+def _bound_text(value) -> str:
+    """``f"{value:g}"``; an integer beyond the largest float is shown by ``_short_repr``."""
+    try:
+        return f"{value:g}"
+    except OverflowError:
+        return _short_repr(value)
 
 
 def _interval(low, high, low_inclusive, high_inclusive) -> str:
     left = "[" if low_inclusive and low is not None else "("
     right = "]" if high_inclusive and high is not None else ")"
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
+    lo = "-inf" if low is None else _bound_text(low)
+    hi = "inf" if high is None else _bound_text(high)
     return f"{left}{lo}, {hi}{right}"
 
 
@@ -43,12 +64,22 @@ def check_real(
     ValueError: The 'p' parameter of f must be in [0, 1]. Got 1.3 instead.
     """
     interval = _interval(low, high, low_inclusive, high_inclusive)
-    if isinstance(value, bool) or not isinstance(value, Real | np.number):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Real | np.number)
+        or isinstance(value, np.complexfloating)
+    ):
         raise ValueError(
             f"The '{name}' parameter of {func} must be a real number in {interval}. "
-            f"Got {value!r} instead."
+            f"Got {_short_repr(value)} instead."
         )
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int or a Fraction beyond the largest float, 1.8e308
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a finite float in {interval}. "
+            f"Got {_short_repr(value)} instead (beyond the largest float, 1.8e308)."
+        ) from None
     too_low = low is not None and (value < low or (value == low and not low_inclusive))
     too_high = high is not None and (value > high or (value == high and not high_inclusive))
     if not math.isfinite(value) or too_low or too_high:
@@ -72,12 +103,13 @@ def check_int(
     if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
         raise ValueError(
             f"The '{name}' parameter of {func} must be an integer in {interval}. "
-            f"Got {value!r} instead."
+            f"Got {_short_repr(value)} instead."
         )
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(
-            f"The '{name}' parameter of {func} must be in {interval}. Got {value!r} instead."
+            f"The '{name}' parameter of {func} must be in {interval}. "
+            f"Got {_short_repr(value)} instead."
         )
     return value
 
@@ -104,10 +136,12 @@ def check_choice(name: str, value, *, func: str, choices) -> str:
     >>> check_choice("unit", "bits", func="f", choices=("bits", "nats"))
     'bits'
     """
-    if value not in choices:
+    # An array is unhashable: ``array in choices`` would compare element-wise.
+    if not isinstance(value, Hashable) or value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
         raise ValueError(
-            f"The '{name}' parameter of {func} must be one of {allowed}. Got {value!r} instead."
+            f"The '{name}' parameter of {func} must be one of {allowed}. "
+            f"Got {_short_repr(value)} instead."
         )
     return value
 
@@ -115,12 +149,14 @@ def check_choice(name: str, value, *, func: str, choices) -> str:
 def check_finite_array(name: str, value, *, func: str, ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float ndarray with no NaN or inf (and ``ndim`` dims if given).
 
+    The conversion is that of :func:`as_real_array` (numbers and booleans only).
+
     Examples
     --------
     >>> check_finite_array("x", [1, 2], func="f")
     array([1., 2.])
     """
-    arr = np.asarray(value, dtype=float)
+    arr = as_real_array(name, value, func=func)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(
             f"The '{name}' parameter of {func} must be a {ndim}-dimensional array. "
@@ -135,13 +171,13 @@ def check_finite_array(name: str, value, *, func: str, ndim: int | None = None) 
 
 
 def check_bool(name: str, value, *, func: str) -> bool:
-    """Return ``value`` as a Python bool if it is one (numpy's included), else raise ValueError.
+    """Return ``value`` as a Python bool if it is ``True`` or ``False``, else raise ValueError.
 
-    A flag given as a string (``per_image="no"``) is truthy and would silently act as True.
+    A flag such as ``corrected="yes"`` would otherwise be taken as true.
 
     Examples
     --------
-    >>> check_bool("per_image", np.True_, func="f")
+    >>> check_bool("corrected", np.True_, func="f")
     True
     >>> check_bool("per_image", "no", func="f")
     Traceback (most recent call last):
@@ -150,6 +186,57 @@ def check_bool(name: str, value, *, func: str) -> bool:
     """
     if not isinstance(value, bool | np.bool_):
         raise ValueError(
-            f"The '{name}' parameter of {func} must be True or False. Got {value!r} instead."
+            f"The '{name}' parameter of {func} must be True or False. "
+            f"Got {_short_repr(value)} instead."
         )
     return bool(value)
+
+
+def as_real_array(name: str, value, *, func: str) -> np.ndarray:
+    """Return ``value`` as a float ndarray, or raise ValueError naming ``name``.
+
+    Accepts numbers, booleans and (nested, rectangular) sequences of them; refuses strings
+    (``"1.5"`` is not parsed), complex numbers (``float`` would drop the imaginary part),
+    ``None``, ragged nesting and integers beyond the largest float. Finiteness is not
+    checked (:func:`check_finite_array` does).
+
+    Examples
+    --------
+    >>> as_real_array("x", [[1, 2]], func="f")
+    array([[1., 2.]])
+    >>> as_real_array("z", "1.5", func="f")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'z' parameter of f must be real numbers. Got an array of dtype <U3 instead.
+    """
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nesting: numpy refuses to build the array
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a rectangular array of real numbers. "
+            f"Got {_short_repr(value)} instead."
+        ) from None
+    if raw.dtype.kind == "O":
+        bad = [
+            v
+            for v in raw.flat
+            if isinstance(v, np.complexfloating) or not isinstance(v, Real | np.number)
+        ]
+        if bad:
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be real numbers. "
+                f"Got {_short_repr(bad[0])} among them instead."
+            )
+        try:
+            return raw.astype(float, copy=False)
+        except OverflowError:
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be finite floats. Got an entry beyond "
+                "the largest float, 1.8e308, instead."
+            ) from None
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be real numbers. "
+            f"Got an array of dtype {raw.dtype} instead."
+        )
+    return raw.astype(float, copy=False)

@@ -125,9 +125,21 @@ def claim_seed(seed: int, claim_id: str) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, zlib.crc32(claim_id.encode())])
 
 
+# Largest ``effort``: 100 times the thorough mode's 10 (Monte Carlo sizes grow linearly).
+MAX_EFFORT = 1000.0
+
+
 def run_claim(claim: Claim, *, seed: int = 0, effort: float = 1.0) -> ClaimResult:
-    """Run every check of ``claim``; ``effort`` multiplies the Monte Carlo sample sizes."""
-    effort = check_real("effort", effort, func="run_claim", low=0, low_inclusive=False)
+    """Run every check of ``claim``; ``effort`` in (0, 1000] multiplies the Monte Carlo
+    sample sizes."""
+    func = "run_claim"
+    if not isinstance(claim, Claim):
+        raise ValueError(
+            f"The 'claim' parameter of {func} must be a Claim (see get_claim). "
+            f"Got {claim!r} instead."
+        )
+    seed = check_int("seed", seed, func=func, low=0)
+    effort = check_real("effort", effort, func=func, low=0, high=MAX_EFFORT, low_inclusive=False)
     start = time.perf_counter()
     rngs = claim_seed(seed, claim.id).spawn(len(claim.checks))
     results = tuple(

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from bounds.claims import fedltp, huang, mine, priprune
 from bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
+from bounds.validation import check_bool, check_int
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +25,26 @@ if len(_BY_ID) != len(_CLAIMS):
     raise RuntimeError("claim ids must be unique")
 
 
+def _iterable(value) -> bool:
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _as_claim(item, func: str) -> Claim:
+    """A :class:`Claim` as is, a claim id through :func:`get_claim`, else ValueError."""
+    if isinstance(item, Claim):
+        return item
+    if isinstance(item, str):
+        return get_claim(item)
+    raise ValueError(
+        f"The 'claims' parameter of {func} must hold Claim objects or claim ids. "
+        f"Got {item!r} instead."
+    )
+
+
 def all_claims() -> tuple[Claim, ...]:
     """Every registered claim, in report order."""
     return _CLAIMS
@@ -31,6 +52,11 @@ def all_claims() -> tuple[Claim, ...]:
 
 def get_claim(claim_id: str) -> Claim:
     """The claim with this id; ValueError listing the ids with the same prefix otherwise."""
+    if not isinstance(claim_id, str):
+        raise ValueError(
+            f"The 'claim_id' parameter of get_claim must be a claim id (a string such as "
+            f"{_CLAIMS[0].id!r}). Got {claim_id!r} instead."
+        )
     try:
         return _BY_ID[claim_id]
     except KeyError:
@@ -60,6 +86,11 @@ def select_claims(*, paper: str | None = None, claim_ids=None) -> tuple[Claim, .
     if paper is not None:
         key = paper_key(paper)
         claims = tuple(c for c in claims if c.paper == key)
+    if claim_ids is not None and (isinstance(claim_ids, str) or not _iterable(claim_ids)):
+        raise ValueError(
+            "The 'claim_ids' parameter of select_claims must be a list of claim ids. "
+            f"Got {claim_ids!r} instead."
+        )
     if claim_ids:
         wanted = [get_claim(i) for i in claim_ids]
         claims = tuple(c for c in claims if c in wanted)
@@ -73,10 +104,21 @@ def run_claims(
 ) -> list[ClaimResult]:
     """Run ``claims`` (default: all) and return one :class:`ClaimResult` each.
 
-    ``progress``: True shows a tqdm bar, False hides it, None shows it on a terminal only.
+    ``claims`` holds :class:`Claim` objects or claim ids (unknown ids raise ValueError, as
+    in :func:`get_claim`). ``progress``: True shows a tqdm bar, False hides it, None shows
+    it on a terminal only.
     """
-    claims = _CLAIMS if claims is None else tuple(claims)
-    effort = THOROUGH_EFFORT if thorough else 1.0
+    func = "run_claims"
+    if claims is not None and (isinstance(claims, str) or not _iterable(claims)):
+        raise ValueError(
+            f"The 'claims' parameter of {func} must be a list of claims or claim ids. "
+            f"Got {claims!r} instead."
+        )
+    claims = _CLAIMS if claims is None else tuple(_as_claim(c, func) for c in claims)
+    seed = check_int("seed", seed, func=func, low=0)
+    effort = THOROUGH_EFFORT if check_bool("thorough", thorough, func=func) else 1.0
+    if progress is not None:
+        check_bool("progress", progress, func=func)
     results = []
     bar = tqdm(
         claims, desc="verify", unit="claim", disable=None if progress is None else not progress

@@ -15,6 +15,7 @@ from collections import Counter
 import numpy as np
 
 from bounds.claims.checks import VERDICTS
+from bounds.validation import check_int
 
 
 def jsonable(value):
@@ -56,7 +57,9 @@ def _shorten(text: str, width: int) -> str:
 
 
 def render_table(results, *, width: int = 110) -> str:
-    """Plain-text table: id, location, verdict, one-line evidence (truncated to ``width``)."""
+    """Plain-text table: id, location, verdict, one-line evidence (truncated to ``width``,
+    at least 4 characters)."""
+    width = check_int("width", width, func="render_table", low=4)
     rows = [(r.claim.id, r.claim.location, r.verdict, r.summary) for r in results]
     w_id = max([2, *(len(a) for a, *_ in rows)])
     w_loc = min(45, max([8, *(len(b) for _, b, *_ in rows)]))

@@ -26,17 +26,72 @@ def release_matrix(releases, func: str) -> np.ndarray:
     return arr
 
 
-def centred(releases: np.ndarray) -> np.ndarray:
-    """Rows minus their mean: the posterior and the covariance are translation invariant,
-    and centring keeps the inner products small (less cancellation in ``<y, r_j>``).
+def centred_scaled(releases: np.ndarray) -> tuple[np.ndarray, int]:
+    r"""``(c, e)`` with :math:`c\,2^e` = ``releases`` minus their mean row, :math:`|c| < 1`.
+
+    The posterior, the covariance and the distances are translation invariant, and centring
+    keeps the inner products small (less cancellation in :math:`\langle y, r_j\rangle`).
+    ``e`` is the exponent of the largest :math:`|r_{ij} - \bar r_j|` (it lies in
+    :math:`[2^{e-1}, 2^e)`), so every step stays finite for any finite input: each column's
+    mean is taken in units of a power of two above its largest entry, and the differences
+    are halved first when an entry reaches :math:`2^{1022}` (where :math:`r - \bar r` could
+    exceed 1.8e308). Scaling by a power of two is exact outside the subnormal range. All
+    rows equal: ``c`` = 0 and ``e`` = 0.
 
     Examples
     --------
-    >>> centred(np.array([[1.0, 5.0], [3.0, 5.0]]))
-    array([[-1.,  0.],
-           [ 1.,  0.]])
+    >>> centred_scaled(np.array([[1.0, 5.0], [3.0, 5.0]]))
+    (array([[-0.5,  0. ],
+           [ 0.5,  0. ]]), 1)
     """
-    return releases - releases.mean(axis=0)
+    if releases.size == 0:
+        return np.zeros(releases.shape), 0
+    column_exponent = np.frexp(np.abs(releases).max(axis=0))[1]
+    mean = np.ldexp(np.ldexp(releases, -column_exponent).mean(axis=0), column_exponent)
+    shift = 1 if np.abs(releases).max() >= 2.0**1022 else 0
+    diff = np.ldexp(releases, -shift) - np.ldexp(mean, -shift)
+    largest = np.abs(diff).max()
+    if largest == 0:
+        return np.zeros(releases.shape), 0
+    exponent = int(np.frexp(largest)[1])
+    return np.ldexp(diff, -exponent), exponent + shift
+
+
+def difference_norm(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
+    r"""``(x, e)`` with :math:`\|a - b\|_2 = x\,2^e` for finite vectors (``(0.0, 0)`` when
+    equal): no overflow or underflow, although the norm itself may exceed 1.8e308.
+
+    The difference is formed directly (halved first only when it would overflow) and
+    scaled by a power of two before the sum of squares, so ``x`` carries the rounding of
+    ``np.linalg.norm`` alone.
+
+    Examples
+    --------
+    >>> difference_norm(np.array([0.0, 0.0]), np.array([3.0, 4.0]))
+    (0.625, 3)
+    >>> difference_norm(np.array([1.7e308]), np.array([-1.7e308]))[1]
+    1025
+    """
+    with np.errstate(over="ignore"):
+        diff = a - b
+    shift = 0
+    if not np.all(np.isfinite(diff)):
+        diff, shift = np.ldexp(a, -1) - np.ldexp(b, -1), 1
+    largest = np.abs(diff).max(initial=0.0)
+    if largest == 0:
+        return 0.0, 0
+    exponent = int(np.frexp(largest)[1])
+    return float(np.linalg.norm(np.ldexp(diff, -exponent))), exponent + shift
+
+
+def representable(x: float, exponent: int) -> bool:
+    r"""Whether :math:`x\,2^e` is at most the largest float, 1.8e308 (``math.ldexp`` is
+    exact, so the largest float itself counts; a log2 comparison would round it away)."""
+    try:
+        math.ldexp(x, exponent)
+    except OverflowError:
+        return False
+    return True
 
 
 # Centred releases over s beyond 1e150 would overflow the squared norms (float64 max 1.8e308).
@@ -44,8 +99,10 @@ _MAX_SCALED = 1e150
 
 
 def scaled_releases(releases: np.ndarray, noise_std: float, func: str) -> np.ndarray:
-    """Centred rows divided by ``noise_std > 0``: the posterior's logits are inner products
-    of these. ValueError naming ``noise_std`` when their squared norms would overflow.
+    r"""Centred rows divided by ``noise_std > 0``: the posterior's logits are inner products
+    of these. ValueError naming ``noise_std`` when the largest row norm
+    :math:`\max_i\|r_i - \bar r\|/s` exceeds 1e150 (its square, and the logits, would
+    overflow).
 
     Examples
     --------
@@ -53,15 +110,20 @@ def scaled_releases(releases: np.ndarray, noise_std: float, func: str) -> np.nda
     array([[-2.],
            [ 2.]])
     """
-    scaled = centred(releases) / noise_std
-    if np.abs(scaled).max() > _MAX_SCALED:
+    c, exponent = centred_scaled(releases)
+    if not c.any():
+        return c
+    mantissa, s_exponent = math.frexp(noise_std)
+    row_norm = math.sqrt(float(np.max(np.einsum("ij,ij->i", c, c))))
+    log2_ratio = math.log2(row_norm / mantissa) + exponent - s_exponent
+    if log2_ratio > math.log2(_MAX_SCALED):
+        ratio = f"{2.0**log2_ratio:.3g}" if log2_ratio < 1023 else f"2**{log2_ratio:.0f}"
         raise ValueError(
             f"The 'noise_std' parameter of {func} is too small for these releases: "
-            f"max |r - mean| / s = {np.abs(scaled).max():.3g} > {_MAX_SCALED:g} would overflow "
-            f"the squared norms. Got {noise_std!r} instead; pass noise_std=0 for a noiseless "
-            "release."
+            f"max ||r_i - mean|| / s = {ratio} > {_MAX_SCALED:g} would overflow the squared "
+            f"norms. Got {noise_std!r} instead; pass noise_std=0 for a noiseless release."
         )
-    return scaled
+    return np.ldexp(c / mantissa, exponent - s_exponent)
 
 
 def distinct_rows(releases: np.ndarray) -> np.ndarray:

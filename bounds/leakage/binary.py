@@ -29,6 +29,10 @@ from bounds.validation import check_real
 
 # |t| > 40 carries Gaussian mass below 1e-340: the integral over [-40, 40] is complete.
 _T_SPAN = 40.0
+# Beyond a = d/s = 40 the equivocation E h_2(sigma(L)) is below 2 exp(-a^2/8) = 2e-87 bits
+# (h_2(q) <= 2 sqrt(q(1-q)) = 1/cosh(L/2) <= exp(-L/2) for L >= 0, and <= 1 < exp(-L/2) for
+# L < 0; E exp(-L/2) = exp(-a^2/8) for L ~ N(a^2/2, a^2)): 1 bit to float64 precision.
+_SNR_ONE_BIT = 40.0
 _QUAD_TOL = 1e-13
 _QUAD_LIMIT = 400
 
@@ -56,8 +60,9 @@ def binary_channel_bits(distance: float, noise_std: float) -> float:
     by adaptive quadrature (``scipy.integrate.quad`` on :math:`[-40, 40]`, absolute
     tolerance 1e-13, a break point where :math:`L = 0`); see the module docstring.
     Assumptions: uniform prior on two candidates, noise :math:`N(0, s^2 I)`. ``s = 0``
-    gives 1 bit for ``d > 0``; ``d = 0`` gives 0. If the quadrature reports an error
-    estimate above 1e-9 it warns (the value is still returned).
+    gives 1 bit for ``d > 0``; ``d = 0`` gives 0; :math:`d/s > 40` gives 1 bit (the
+    missing part is below 2e-87 bits, ``_SNR_ONE_BIT``). If the quadrature reports an
+    error estimate above 1e-9 it warns (the value is still returned).
 
     Parameters
     ----------
@@ -78,9 +83,25 @@ def binary_channel_bits(distance: float, noise_std: float) -> float:
     d, s = _check(distance, noise_std, "binary_channel_bits")
     if d == 0:
         return 0.0
-    if s == 0:
+    return bits_at_snr(math.inf if s == 0 else d / s)
+
+
+def bits_at_snr(a: float) -> float:
+    r""":math:`I(X;Y)` in bits at signal-to-noise ratio :math:`a = d/s \in [0, \infty]`.
+
+    :math:`a = \infty` (zero noise, or :math:`d/s` beyond the largest float) gives 1 bit,
+    as does every :math:`a > 40` (``_SNR_ONE_BIT``); otherwise the quadrature of
+    :func:`binary_channel_bits`.
+
+    Examples
+    --------
+    >>> bits_at_snr(math.inf), bits_at_snr(0.0)
+    (1.0, 0.0)
+    """
+    if a == 0:
+        return 0.0
+    if a > _SNR_ONE_BIT:
         return 1.0
-    a = d / s
     peak = -a / 2  # L = 0: where h_2 is largest
     points = [peak] if -_T_SPAN < peak < _T_SPAN else None
     value, err = integrate.quad(
@@ -97,7 +118,7 @@ def binary_channel_bits(distance: float, noise_std: float) -> float:
         warnings.warn(
             f"binary_channel_bits: quadrature error estimate {err:.2e} bits at d/s = {a:g}",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return float(min(max(value, 0.0), 1.0))
 
@@ -128,6 +149,15 @@ def binary_channel_success(distance: float, noise_std: float) -> float:
     d, s = _check(distance, noise_std, "binary_channel_success")
     if d == 0:
         return 0.5
-    if s == 0:
-        return 1.0
-    return float(special.ndtr(d / (2 * s)))
+    return success_at_snr(math.inf if s == 0 else d / s)
+
+
+def success_at_snr(a: float) -> float:
+    r""":math:`\Phi(a/2)` at signal-to-noise ratio :math:`a = d/s \in [0, \infty]`.
+
+    Examples
+    --------
+    >>> success_at_snr(math.inf), success_at_snr(0.0)
+    (1.0, 0.5)
+    """
+    return float(special.ndtr(a / 2))

@@ -50,12 +50,14 @@ import numpy as np
 from scipy import special
 
 from bounds.leakage._releases import (
+    difference_norm,
     distinct_rows,
     group_entropy_bits,
     release_matrix,
+    representable,
     scaled_releases,
 )
-from bounds.leakage.binary import binary_channel_bits, binary_channel_success
+from bounds.leakage.binary import bits_at_snr, success_at_snr
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_choice, check_int, check_open_unit, check_real
 
@@ -105,6 +107,14 @@ def _exact(bits, success, m, distinct, s):
         noise_std=s,
         exact=True,
     )
+
+
+def _snr(a: np.ndarray, b: np.ndarray, s: float) -> float:
+    """:math:`\\|a - b\\|/s` for ``s > 0``; ``inf`` when it exceeds the largest float."""
+    x, exponent = difference_norm(a, b)
+    mantissa, s_exponent = math.frexp(s)
+    ratio, exponent = x / mantissa, exponent - s_exponent
+    return math.ldexp(ratio, exponent) if representable(ratio, exponent) else math.inf
 
 
 def _monte_carlo(scaled: np.ndarray, samples: int, rng: np.random.Generator):
@@ -191,8 +201,8 @@ def exact_leakage(
     if s == 0:
         return _exact(group_entropy_bits(counts), g / m, m, g, s)
     if m == 2 and method == "auto":
-        d = float(np.linalg.norm(r[0] - r[1]))
-        return _exact(binary_channel_bits(d, s), binary_channel_success(d, s), m, g, s)
+        snr = _snr(r[0], r[1], s)
+        return _exact(bits_at_snr(snr), success_at_snr(snr), m, g, s)
     scaled = scaled_releases(r, s, func)
     info, success = _monte_carlo(scaled, n, np.random.default_rng(seed))
     bits, bits_lo, bits_hi = mean_interval(info, conf, low=0.0, high=math.log2(m))

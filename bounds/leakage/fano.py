@@ -7,8 +7,8 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds.leakage.intervals import clopper_pearson_interval
-from bounds.validation import check_int, check_real
+from bounds.leakage.intervals import MAX_TRIALS, clopper_pearson_interval
+from bounds.validation import check_int, check_open_unit, check_real
 
 
 def _binary_entropy_bits(p: float) -> float:
@@ -91,7 +91,7 @@ def fano_lower_confidence_bits(
     ----------
     candidates : :math:`M \ge 1`, any size (as in :func:`fano_lower_bound_bits`).
     errors : wrong identifications, in :math:`[0, n]`.
-    trials : :math:`n \ge 1`.
+    trials : :math:`n \in [1, 2^{53}]` (as in :func:`clopper_pearson_interval`).
     confidence : in (0, 1).
 
     Returns
@@ -105,8 +105,9 @@ def fano_lower_confidence_bits(
     """
     func = "fano_lower_confidence_bits"
     m = check_int("candidates", candidates, func=func, low=1)
-    n = check_int("trials", trials, func=func, low=1)
+    n = check_int("trials", trials, func=func, low=1, high=MAX_TRIALS)
     errors = check_int("errors", errors, func=func, low=0, high=n)
+    confidence = check_open_unit("confidence", confidence, func=func)
     low, high = clopper_pearson_interval(errors, n, confidence)
     worst = float(np.clip((m - 1) / m, low, high))
     return _fano_bits(m, worst)

@@ -9,6 +9,9 @@ from scipy import special, stats
 
 from bounds.validation import check_int, check_open_unit
 
+# Largest number of trials: counts up to 2**53 are exact in float64.
+MAX_TRIALS = 1 << 53
+
 
 def clopper_pearson_interval(
     successes: int, trials: int, confidence: float = 0.95
@@ -29,12 +32,13 @@ def clopper_pearson_interval(
     Parameters
     ----------
     successes : :math:`x`, an integer in :math:`[0, n]`.
-    trials : :math:`n \ge 1`.
+    trials : :math:`n \in [1, 2^{53}]` (counts that float64 holds exactly; the beta
+        quantiles are evaluated in float64).
     confidence : in :math:`(0, 1)`.
 
     Returns
     -------
-    (low, high), probabilities in [0, 1].
+    (low, high), probabilities in [0, 1] with :math:`\underline p \le x/n \le \overline p`.
 
     Examples
     --------
@@ -43,12 +47,15 @@ def clopper_pearson_interval(
     (0.0, 0.308497)
     """
     func = "clopper_pearson_interval"
-    n = check_int("trials", trials, func=func, low=1)
+    n = check_int("trials", trials, func=func, low=1, high=MAX_TRIALS)
     x = check_int("successes", successes, func=func, low=0, high=n)
     alpha = 1.0 - check_open_unit("confidence", confidence, func=func)
-    low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x == n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
-    return low, high
+    low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, float(x), float(n - x + 1)))
+    high = 1.0 if x == n else float(stats.beta.ppf(1 - alpha / 2, float(x + 1), float(n - x)))
+    # The interval contains x / n for every confidence (the median of Bin(n, x/n) is x);
+    # the beta quantiles are accurate to ~1e-12 at n ~ 1e12, enough to invert a very narrow
+    # interval (confidence 1e-9), so the two limits are clipped to their side of x / n.
+    return min(low, x / n), max(high, x / n)
 
 
 def mean_interval(

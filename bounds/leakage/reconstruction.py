@@ -20,7 +20,7 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import centred, release_matrix
+from bounds.leakage._releases import centred_scaled, difference_norm, release_matrix, representable
 from bounds.validation import check_int, check_real
 
 # Floats of one block of squared distances (rows x M): 16 MiB.
@@ -47,6 +47,10 @@ def gaussian_mechanism_success_bound(
     Checks: :math:`\mu = 0` gives :math:`1/M` (no attack beats guessing),
     :math:`\mu\to\infty` gives 1. ``s = 0`` with :math:`\Delta > 0` gives 1;
     :math:`\Delta = 0` gives :math:`1/M` for every ``s`` (the release is constant).
+    :math:`\Phi^{-1}(1/M)` is ``ndtri_exp(-ln M)``, finite for every :math:`M` (``1/M``
+    underflows to 0 beyond :math:`2^{1074}`), and :math:`\mu` beyond the largest float
+    counts as :math:`\infty`. A result below the smallest float (huge :math:`M`, small
+    :math:`\mu`) rounds to 0.
 
     Parameters
     ----------
@@ -73,16 +77,19 @@ def gaussian_mechanism_success_bound(
         return 1 / m
     if s == 0:
         return 1.0
-    return float(special.ndtr(special.ndtri(1 / m) + delta / s))
+    return float(special.ndtr(special.ndtri_exp(-math.log(m)) + delta / s))
 
 
 def max_pairwise_distance(releases) -> float:
     r""":math:`\max_{i,j}\|r_i - r_j\|_2`, the :math:`\ell_2` sensitivity over the candidates.
 
     Squared distances :math:`\|c_i\|^2 + \|c_j\|^2 - 2\langle c_i, c_j\rangle` of the
-    centred rows, a block of rows at a time (memory :math:`O(\text{block}\cdot M)`); the
-    maximising pair is then measured directly, :math:`\|r_i - r_j\|_2`, so the result has
-    no cancellation error. Unit: that of ``releases``.
+    centred rows in units of a power of two (``centred_scaled``: entries below 1, no
+    overflow or underflow), a block of rows at a time (memory
+    :math:`O(\text{block}\cdot M)`); the maximising pair is then measured directly,
+    :math:`\|r_i - r_j\|_2` (``difference_norm``), so the result has no cancellation
+    error. Unit: that of ``releases``. ValueError when the distance exceeds the largest
+    float, 1.8e308 (rows of opposite signs near it).
 
     Parameters
     ----------
@@ -97,8 +104,9 @@ def max_pairwise_distance(releases) -> float:
     >>> max_pairwise_distance([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]])
     5.0
     """
-    r = release_matrix(releases, "max_pairwise_distance")
-    c = centred(r)
+    func = "max_pairwise_distance"
+    r = release_matrix(releases, func)
+    c, _ = centred_scaled(r)
     m = c.shape[0]
     norms = np.einsum("ij,ij->i", c, c)
     rows = max(1, _BLOCK_FLOATS // m)
@@ -109,4 +117,11 @@ def max_pairwise_distance(releases) -> float:
         i, j = np.unravel_index(int(np.argmax(sq)), sq.shape)
         if sq[i, j] > best:
             best, pair = float(sq[i, j]), (start + int(i), int(j))
-    return float(np.linalg.norm(r[pair[0]] - r[pair[1]]))
+    x, exponent = difference_norm(r[pair[0]], r[pair[1]])
+    if x > 0 and not representable(x, exponent):
+        raise ValueError(
+            f"The 'releases' parameter of {func} must have pairwise distances below the "
+            f"largest float, 1.8e308. Got rows {pair[0]} and {pair[1]} at distance "
+            f"2**{math.log2(x) + exponent:.1f} instead; rescale the releases."
+        )
+    return math.ldexp(x, exponent)

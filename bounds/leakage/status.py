@@ -10,6 +10,8 @@ import numpy as np
 from bounds.validation import check_real
 
 STATUSES = ("valid", "vacuous", "violated")
+# Relative (and absolute, in bits) slack of the check "lower limit <= ceiling".
+_SLACK = 1e-12
 
 
 def _optional_limit(name, value, func):
@@ -47,12 +49,16 @@ def theorem1_status(
     "violated"; :math:`+\infty` is "vacuous". Used for PriPrune's Theorem 1
     (``bounds.priprune``, published and corrected), in bits per round.
 
+    A lower limit above the ceiling is impossible (:math:`I(X;Y)` would exceed the
+    secret's entropy) and raises ValueError; a relative slack of ``_SLACK`` (1e-12) lets
+    the same :math:`\log_2 N` computed by two routes differ in its last bits.
+
     Parameters
     ----------
     bound_bits : the claimed upper bound, bits (any float, NaN and infinities allowed).
-    ceiling_bits : the entropy ceiling, bits :math:`\ge 0`.
-    exact_low_bits : lower end of the exact leakage's interval, bits, or None.
-    lower_bound_bits : a lower bound from an attack (Fano), bits, or None.
+    ceiling_bits : the entropy ceiling, finite bits :math:`\ge 0`.
+    exact_low_bits : lower end of the exact leakage's interval, finite bits, or None.
+    lower_bound_bits : a lower bound from an attack (Fano), finite bits, or None.
 
     Returns
     -------
@@ -75,12 +81,18 @@ def theorem1_status(
         )
     bound = float(bound_bits)
     ceiling = check_real("ceiling_bits", ceiling_bits, func=func, low=0)
-    limits = [
-        0.0,
-        _optional_limit("exact_low_bits", exact_low_bits, func),
-        _optional_limit("lower_bound_bits", lower_bound_bits, func),
-    ]
-    lower = max(v for v in limits if v is not None)
+    limits = {
+        "exact_low_bits": _optional_limit("exact_low_bits", exact_low_bits, func),
+        "lower_bound_bits": _optional_limit("lower_bound_bits", lower_bound_bits, func),
+    }
+    for name, value in limits.items():
+        if value is not None and value > ceiling * (1 + _SLACK) + _SLACK:
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be at most ceiling_bits (a lower "
+                f"limit of I(X; Y) cannot exceed the entropy ceiling). Got {name}={value!r} "
+                f"> ceiling_bits={ceiling!r} instead."
+            )
+    lower = max([0.0, *(v for v in limits.values() if v is not None)])
     if math.isnan(bound) or bound < lower:
         return "violated"
     if bound >= ceiling:

@@ -26,6 +26,14 @@ covariance must be formed from **centred** gradients (subtract the mean over sam
 the uncentred second moment :math:`\Sigma + \mu\mu^\top` has a larger determinant and does
 not match the theorem. ``d`` is the number of model parameters the mask covers.
 
+Domain (issue 13: valid finite inputs give finite outputs, the rest is refused with a
+ValueError naming the parameter). ``p`` in [0, 1]; ``B`` in [1, 1.8e308]; the integers
+``d_star``, ``d``, ``T``, ``kept`` up to 2**63 - 1 (with ``d_star <= d``, ``kept <= d``);
+:math:`|\Delta| \le 372.5\,d^*` nats: every positive float64 eigenvalue has
+:math:`|\ln\lambda| < 745`, so no float64 covariance has a log pseudo-determinant beyond
+:math:`745\,d^*` (``spectrum_summary`` always gives one inside). On this domain every bound
+is finite, below about 1e41 bits in magnitude.
+
 Modules (one idea each; every public name is re-exported here, so
 ``from bounds.priprune import X`` works for all of them):
 

@@ -11,6 +11,9 @@ from bounds.priprune._numeric import _args, _bound
 from bounds.priprune.expressions import LN2
 from bounds.validation import check_int
 
+MAX_TAYLOR_TERMS = 1 << 20
+_CHUNK_FLOATS = 1 << 20
+
 
 def binary_entropy(p, *, unit="bits"):
     r"""Binary entropy :math:`H_b(p) = -p\log p - (1-p)\log(1-p)`, in ``unit``.
@@ -32,7 +35,10 @@ def binary_entropy_taylor(p, n_terms, *, unit="bits"):
 
     Every term is non-negative, so each truncation is an upper bound on :math:`H_b(p)`.
     A series, not a closed form: its only copy is this one (tests check it against
-    ``binary_entropy``).
+    ``binary_entropy``). ``n_terms`` is at most ``MAX_TAYLOR_TERMS`` (2**20): the terms
+    are at most :math:`1/(n(2n-1))`, so the tail beyond it is below 3.5e-7 bits even at
+    :math:`p\in\{0, 1\}` (and vanishes in float64 for :math:`|1-2p| < 0.99`); the terms
+    are summed in chunks of at most 2**20 floats.
 
     Examples
     --------
@@ -43,8 +49,12 @@ def binary_entropy_taylor(p, n_terms, *, unit="bits"):
     """
     func = "binary_entropy_taylor"
     a = _args(func, unit, p=p)
-    n_terms = check_int("n_terms", n_terms, func=func, low=0)
-    n = np.arange(1, n_terms + 1)
-    x = (1 - 2 * a.p)[..., None] ** (2 * n) / (n * (2 * n - 1))
-    bits = 1 - np.sum(x, axis=-1) / (2 * LN2)
+    n_terms = check_int("n_terms", n_terms, func=func, low=0, high=MAX_TAYLOR_TERMS)
+    base = (1 - 2 * a.p)[..., None]
+    chunk = max(1, _CHUNK_FLOATS // max(a.p.size, 1))
+    total = np.zeros(a.p.shape)
+    for start in range(1, n_terms + 1, chunk):
+        n = np.arange(start, min(start + chunk, n_terms + 1), dtype=float)
+        total += np.sum(base ** (2 * n) / (n * (2 * n - 1)), axis=-1)
+    bits = 1 - total / (2 * LN2)
     return as_output(bits * (LN2 if a.unit == "nats" else 1.0))

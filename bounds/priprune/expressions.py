@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from bounds.validation import check_choice
+from bounds.validation import check_bool, check_choice
 
 UNITS = ("bits", "nats")
 LN2 = math.log(2)
@@ -119,6 +119,10 @@ def _unit(unit, func):
     return check_choice("unit", unit, func=func, choices=UNITS)
 
 
+def _corrected(corrected, func):
+    return check_bool("corrected", corrected, func=func)
+
+
 # ---------------------------------------------------------------------------------------
 # Symbolic forms
 # ---------------------------------------------------------------------------------------
@@ -136,7 +140,7 @@ def part_expr(part, *, unit="bits", corrected=False):
     -(p - 1)/(2*log(2)) + 1
     """
     check_choice("part", part, func="part_expr", choices=("A", "B", "C", "D"))
-    return _sym_unit(_bits_expr(part, corrected), unit, "part_expr")
+    return _sym_unit(_bits_expr(part, _corrected(corrected, "part_expr")), unit, "part_expr")
 
 
 def single_round_bound_expr(*, unit="bits", corrected=False):
@@ -151,7 +155,8 @@ def single_round_bound_expr(*, unit="bits", corrected=False):
     >>> sp.diff(single_round_bound_expr(), SYMBOLS.p)
     -1/(2*log(2))
     """
-    return _sym_unit(_bits_expr("single", corrected), unit, "single_round_bound_expr")
+    func = "single_round_bound_expr"
+    return _sym_unit(_bits_expr("single", _corrected(corrected, func)), unit, func)
 
 
 def multi_round_bound_expr(*, unit="bits", corrected=False):
@@ -162,7 +167,8 @@ def multi_round_bound_expr(*, unit="bits", corrected=False):
     >>> sp.simplify(multi_round_bound_expr() / single_round_bound_expr())
     T
     """
-    return _sym_unit(_bits_expr("multi", corrected), unit, "multi_round_bound_expr")
+    func = "multi_round_bound_expr"
+    return _sym_unit(_bits_expr("multi", _corrected(corrected, func)), unit, func)
 
 
 def multi_round_bound_per_round_expr(*, unit="bits", corrected=False):
@@ -177,8 +183,9 @@ def multi_round_bound_per_round_expr(*, unit="bits", corrected=False):
     """
     t = SYMBOLS.t
     p, B, d_star, Delta, d = (sp.IndexedBase(n) for n in ("p", "B", "d^*", "Delta", "d"))
-    single = _sym_terms(p[t], B[t], d_star[t], Delta[t], d[t], corrected)["single"]
-    body = _sym_unit(single, unit, "multi_round_bound_per_round_expr")
+    func = "multi_round_bound_per_round_expr"
+    terms = _sym_terms(p[t], B[t], d_star[t], Delta[t], d[t], _corrected(corrected, func))
+    body = _sym_unit(terms["single"], unit, func)
     return sp.Sum(body, (t, 1, SYMBOLS.T))
 
 
@@ -194,4 +201,5 @@ def prunefl_single_round_bound_expr(*, unit="bits", corrected=False):
     >>> sp.simplify(prunefl.subs(s.kept, s.d * (1 - s.p)) - single_round_bound_expr())
     0
     """
-    return _sym_unit(_bits_expr("prunefl", corrected), unit, "prunefl_single_round_bound_expr")
+    func = "prunefl_single_round_bound_expr"
+    return _sym_unit(_bits_expr("prunefl", _corrected(corrected, func)), unit, func)

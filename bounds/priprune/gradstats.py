@@ -7,7 +7,7 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 
 from bounds._vector import as_output, real_array
-from bounds.validation import check_finite_array, check_real
+from bounds.validation import check_finite_array, check_open_unit
 
 
 def delta_from_log_pseudo_det(log_pdet):
@@ -28,10 +28,11 @@ def spectrum_summary(eigenvalues, *, rtol=None):
     r"""``(d_star, log_pdet)`` from the eigenvalues of a covariance matrix.
 
     Eigenvalues above ``rtol * max(eigenvalues)`` (default ``n * eps``, numpy's
-    ``matrix_rank`` rule) form the non-singular part: :math:`d^*` is their number and
-    ``log_pdet`` the sum of their natural logs (nats). Raises ValueError for a spectrum that
-    is not positive semi-definite (an eigenvalue below ``-rtol * max``) or has no positive
-    eigenvalue.
+    ``matrix_rank`` rule; ``rtol`` in (0, 1), so the largest is always kept) form the
+    non-singular part: :math:`d^* \ge 1` is their number and ``log_pdet`` the sum of their
+    natural logs (nats; finite, :math:`|\,\cdot\,| < 745\,d^*`). Raises ValueError for an
+    empty spectrum, one that is not positive semi-definite (an eigenvalue below
+    ``-rtol * max``) or one with no positive eigenvalue.
 
     Examples
     --------
@@ -41,19 +42,23 @@ def spectrum_summary(eigenvalues, *, rtol=None):
     """
     func = "spectrum_summary"
     eig = check_finite_array("eigenvalues", eigenvalues, func=func, ndim=1)
-    if eig.size == 0 or eig.max() <= 0:
+    if eig.size == 0:
+        raise ValueError(
+            f"The 'eigenvalues' parameter of {func} must be non-empty. Got shape (0,) instead."
+        )
+    if eig.max() <= 0:
         raise ValueError(
             f"The 'eigenvalues' parameter of {func} must contain a positive eigenvalue "
-            f"(positive semi-definite covariance). Got max {eig.max() if eig.size else None!r}."
+            f"(positive semi-definite covariance). Got max {float(eig.max())!r} instead."
         )
     if rtol is None:
         rtol = eig.size * np.finfo(float).eps
-    rtol = check_real("rtol", rtol, func=func, low=0, high=1, low_inclusive=False)
+    rtol = check_open_unit("rtol", rtol, func=func)
     tol = rtol * eig.max()
     if eig.min() < -tol:
         raise ValueError(
             f"The 'eigenvalues' parameter of {func} must describe a positive semi-definite "
-            f"matrix. Got eigenvalue {eig.min()!r} < -{tol:g} instead."
+            f"matrix. Got eigenvalue {float(eig.min())!r} < -{tol:g} instead."
         )
     kept = eig[eig > tol]
     return int(kept.size), float(np.sum(np.log(kept)))

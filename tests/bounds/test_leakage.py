@@ -236,3 +236,59 @@ def test_bad_arguments_name_the_parameter(kwargs, message):
     arguments = {"releases": [[0.0], [1.0], [2.0]], "noise_std": 1.0, **kwargs}
     with pytest.raises(ValueError, match=message):
         leakage.exact_leakage(arguments.pop("releases"), arguments.pop("noise_std"), **arguments)
+
+
+# --- Hardening (issue 13): extreme but finite inputs give finite, right answers ----------
+
+
+@pytest.mark.parametrize(
+    "releases",
+    [
+        [[1.7e308], [-1.7e308]],  # the distance overflows: was a ValueError about 'distance'
+        [[0.0, 1.0], [1.0, 0.0]],  # with s = 1e-300 below: d/s overflowed a*a to nan
+    ],
+)
+def test_two_candidates_beyond_float_range_leak_one_bit(releases):
+    s = 1.0 if abs(releases[0][0]) > 1 else 1e-300
+    res = leakage.exact_leakage(releases, s)
+    assert res.exact and (res.bits, res.bayes_success) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-150, 1e150, 1e300])
+def test_two_candidates_are_scale_invariant_at_the_extremes(scale):
+    r = _two_candidates(2.0)
+    ref = leakage.exact_leakage(r, 0.8)
+    res = leakage.exact_leakage(r * scale, 0.8 * scale)
+    assert res.bits == pytest.approx(ref.bits, rel=1e-13)
+    assert res.bayes_success == pytest.approx(ref.bayes_success, rel=1e-13)
+
+
+def test_binary_channel_saturates_beyond_snr_40():
+    # The cut-off rests on h2(q) <= 2 sqrt(q (1 - q)) (bits); check it on a grid first.
+    q = np.linspace(1e-9, 1 - 1e-9, 10_001)
+    assert np.all(stats.entropy([q, 1 - q], base=2) <= 2 * np.sqrt(q * (1 - q)) + 1e-15)
+    # Then 1 - I <= 2 exp(-a^2 / 8) on the quadrature side of the cut (a <= 40) ...
+    for a in (10.0, 20.0, 39.9):
+        assert 1.0 - leakage.binary_channel_bits(a, 1.0) <= 2 * math.exp(-a * a / 8) + 2e-16
+    # ... and exactly 1 beyond, up to distances / noise that overflow float64.
+    for d, s in [(40.01, 1.0), (1e154, 1.0), (1e308, 1.0), (1e308, 1e-300), (1.0, 5e-324)]:
+        assert leakage.binary_channel_bits(d, s) == 1.0
+        assert leakage.binary_channel_success(d, s) == 1.0
+    assert leakage.binary_channel_bits(1e-300, 1e300) == 0.0
+
+
+def test_monte_carlo_is_scale_invariant_at_the_extremes():
+    r = _hypercube(2, 1.5)
+    ref = leakage.exact_leakage(r, 1.0, samples=500, seed=4)
+    for scale in (1e-300, 1e300):
+        res = leakage.exact_leakage(r * scale, scale, samples=500, seed=4)
+        assert res.bits == pytest.approx(ref.bits, rel=1e-12)
+        assert res.bayes_success == pytest.approx(ref.bayes_success, rel=1e-12)
+
+
+def test_separated_releases_near_the_overflow_limit_leak_everything():
+    # max ||r_i - mean|| / s = 0.87e149 < 1e150: accepted; the candidates are 1e149 apart.
+    res = leakage.exact_leakage(np.eye(4) * 1e149, 1.0, samples=64)
+    assert (res.bits, res.bayes_success) == (2.0, 1.0)
+    with pytest.raises(ValueError, match="'noise_std' parameter of exact_leakage is too small"):
+        leakage.exact_leakage(np.eye(4) * 1e151, 1.0)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import optimize, stats
@@ -65,13 +67,12 @@ def test_gaussian_bound_is_above_the_exact_leakage(seed, m, k, s):
 
 def test_gaussian_bound_limits_and_invariance():
     releases = _random_releases(1, 6, 3)
-    assert leakage.gaussian_channel_bound_bits(releases, 0.0) == math.inf
-    assert leakage.gaussian_channel_bound_bits(np.ones((4, 3)), 0.0) == 0.0
     assert leakage.gaussian_channel_bound_bits(np.ones((4, 3)), 2.0) == 0.0
     scaled = leakage.gaussian_channel_bound_bits(50 * releases + 3, 50 * 0.8)
     assert scaled == pytest.approx(leakage.gaussian_channel_bound_bits(releases, 0.8), rel=1e-12)
-    with pytest.raises(ValueError, match="'noise_std' parameter of gaussian_channel_bound_bits"):
-        leakage.gaussian_channel_bound_bits(releases, -1.0)
+    for s in (-1.0, 0.0):  # no finite bound without noise: refused, not inf
+        with pytest.raises(ValueError, match="'noise_std' parameter of gaussian_channel_bound"):
+            leakage.gaussian_channel_bound_bits(releases, s)
     with pytest.raises(ValueError, match="'releases' parameter of gaussian_channel_bound_bits"):
         leakage.gaussian_channel_bound_bits([[0.0], [np.nan]], 1.0)
 
@@ -160,7 +161,8 @@ def test_clopper_pearson_inverts_the_binomial_tails(x, n):
 def test_clopper_pearson_rejects_bad_arguments():
     for args, message in [
         ((11, 10), r"'successes' parameter of clopper_pearson_interval must be in \[0, 10\]"),
-        ((0, 0), r"'trials' parameter of clopper_pearson_interval must be in \[1, inf\)"),
+        ((0, 0), r"'trials' parameter of clopper_pearson_interval must be in \[1, 9.0072e\+15\]"),
+        ((0, 2**53 + 1), r"'trials' parameter of clopper_pearson_interval must be in \[1, 9"),
         ((1, 10, 1.0), r"'confidence' parameter of clopper_pearson_interval must be in \(0, 1\)"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -243,9 +245,18 @@ def test_theorem1_status_on_constructed_cases(bound, kwargs, expected):
     assert status == expected and status in leakage.STATUSES
 
 
-def test_theorem1_status_violated_takes_precedence_over_vacuous():
-    # A bound above the ceiling but below a (bad) lower limit is reported as violated.
-    assert leakage.theorem1_status(3.0, ceiling_bits=2.0, exact_low_bits=3.5) == "violated"
+def test_theorem1_status_refuses_a_lower_limit_above_the_ceiling():
+    # I(X; Y) <= ceiling, so a lower limit above it is an impossible input (it was reported as
+    # "violated"); a lower limit at the ceiling is possible, and rounding slack is allowed.
+    message = "'exact_low_bits' parameter of theorem1_status must be at most ceiling_bits"
+    with pytest.raises(ValueError, match=message):
+        leakage.theorem1_status(3.0, ceiling_bits=2.0, exact_low_bits=3.5)
+    with pytest.raises(ValueError, match=r"Got lower_bound_bits=2\.001 > ceiling_bits=2\.0"):
+        leakage.theorem1_status(3.0, ceiling_bits=2.0, lower_bound_bits=2.001)
+    assert leakage.theorem1_status(2.0, ceiling_bits=2.0, exact_low_bits=2.0) == "vacuous"
+    assert leakage.theorem1_status(1.9, ceiling_bits=2.0, exact_low_bits=2.0) == "violated"
+    nudged = 2.0 * (1 + 1e-13)  # the same log2 N by another route, last bits apart
+    assert leakage.theorem1_status(5.0, ceiling_bits=2.0, lower_bound_bits=nudged) == "vacuous"
 
 
 def test_theorem1_status_rejects_bad_arguments():
@@ -285,3 +296,123 @@ FLOAT_CALLS = {
 @pytest.mark.parametrize("name", sorted(FLOAT_CALLS))
 def test_public_numbers_are_python_floats(name):
     assert type(FLOAT_CALLS[name]()) is float
+
+
+# --- Hardening (issue 13): extreme but finite inputs ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "s"), [(1e300, 1e-300), (1.7e308, 1.0), (1.0, 1e-300), (1e-300, 1e300), (1e-160, 1.0)]
+)
+def test_gaussian_bound_of_two_points_at_the_extremes_against_mpmath(a, s):
+    # Releases -a, a: Sigma = a^2, bound = 1/2 log2(1 + a^2 / s^2) (was inf or 0 from overflow).
+    mpmath.mp.dps = 40
+    ref = mpmath.log(1 + (mpmath.mpf(a) / mpmath.mpf(s)) ** 2, 2) / 2
+    ours = leakage.gaussian_channel_bound_bits([[-a], [a]], s)
+    assert math.isfinite(ours)
+    assert ours == pytest.approx(float(ref), rel=1e-13, abs=1e-300)
+
+
+def test_gaussian_bound_is_scale_invariant_at_the_extremes():
+    releases = _random_releases(2, 5, 3)
+    ref = leakage.gaussian_channel_bound_bits(releases, 0.7)
+    for scale in (1e-300, 1e-200, 1e200, 1e300):
+        scaled = leakage.gaussian_channel_bound_bits(releases * scale, 0.7 * scale)
+        assert scaled == pytest.approx(ref, rel=1e-12)
+
+
+def _slow_max_distance(releases) -> float:
+    """Every pair in exact rational arithmetic (Fraction), the square root in mpmath."""
+    rows = [[Fraction(float(x)) for x in row] for row in np.asarray(releases)]
+    best = max(
+        sum((x - y) ** 2 for x, y in zip(a, b, strict=True))
+        for a, b in itertools.combinations(rows, 2)
+    )
+    mpmath.mp.dps = 30
+    return float(mpmath.sqrt(mpmath.mpf(best.numerator) / best.denominator))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1.0, 1e160, 1e300])
+def test_max_pairwise_distance_at_the_extremes_against_exact_arithmetic(scale):
+    # Squared distances used to overflow (inf - inf = nan) or underflow (0): both gave 0.0.
+    releases = _random_releases(3, 6, 4) * scale
+    assert leakage.max_pairwise_distance(releases) == pytest.approx(
+        _slow_max_distance(releases), rel=1e-14, abs=0
+    )
+
+
+def test_max_pairwise_distance_sees_tiny_differences_beside_huge_entries():
+    releases = [[1e300, 1e-300], [1e300, 2e-300], [1e300, 1.5e-300]]
+    assert leakage.max_pairwise_distance(releases) == pytest.approx(1e-300, rel=1e-14, abs=0)
+
+
+def test_max_pairwise_distance_beyond_the_largest_float_is_refused():
+    with pytest.raises(ValueError, match="'releases' parameter of max_pairwise_distance"):
+        leakage.max_pairwise_distance([[1.7e308], [-1.7e308]])
+    assert leakage.max_pairwise_distance([[0.8e308], [-0.8e308]]) == 1.6e308
+
+
+@pytest.mark.parametrize(("m", "b"), [(10**6, 300), (10**4, 5000), (10**30, 1000), (2**80, 2**9)])
+def test_ceiling_without_replacement_beyond_the_exact_route(m, b):
+    # min(B, M - B) > 256 goes through mpmath's log-gamma; the exact integer is the reference.
+    ours = leakage.ceiling_bits(m, b, replacement=False)
+    assert ours == pytest.approx(math.log2(math.comb(m, b)), rel=1e-15)
+
+
+def test_ceiling_without_replacement_for_astronomical_batches():
+    # math.comb(2**62, 2**40) would not finish; Stirling with its first correction in mpmath:
+    # log C(n, k) = n h(k/n) - (1/2) log(2 pi k (n - k) / n) + O(1/k), in nats.
+    n, k = 2**62, 2**40
+    mpmath.mp.dps = 40
+    p = mpmath.mpf(k) / n
+    nats = -n * (p * mpmath.log(p) + (1 - p) * mpmath.log1p(-p))
+    nats -= mpmath.log(2 * mpmath.pi * k * (n - k) / n) / 2
+    ours = leakage.ceiling_bits(n, k, replacement=False)
+    assert ours == pytest.approx(float(nats / mpmath.log(2)), rel=1e-15)
+
+
+def test_ceiling_refuses_a_value_beyond_the_largest_float():
+    assert leakage.ceiling_bits(4, 10**300) == pytest.approx(2e300)  # with replacement, B > M
+    with pytest.raises(ValueError, match=r"'batch_size' parameter of ceiling_bits.*1\.8e308"):
+        leakage.ceiling_bits(2**2000, 10**306)
+    with pytest.raises(ValueError, match="'replacement' parameter of ceiling_bits"):
+        leakage.ceiling_bits(4, 2, replacement="no")
+
+
+@pytest.mark.parametrize(("m", "mu"), [(10**100, 3.0), (2**1100, 10.0), (10**400, 40.0)])
+def test_gaussian_mechanism_bound_for_astronomical_candidate_sets(m, mu):
+    # 1/M underflows beyond 2**1074 (ndtri(0) = -inf gave 0.0, or NaN with mu = inf).
+    mpmath.mp.dps = 500
+    quantile = -mpmath.sqrt(2) * mpmath.erfinv(1 - 2 / mpmath.mpf(m))
+    ref = mpmath.ncdf(quantile + mu)
+    assert leakage.gaussian_mechanism_success_bound(m, mu, 1.0) == pytest.approx(
+        float(ref), rel=1e-9, abs=0
+    )
+    assert leakage.gaussian_mechanism_success_bound(m, 1e308, 1e-300) == 1.0
+
+
+def test_clopper_pearson_at_the_largest_count():
+    n = 2**53
+    lo, hi = leakage.clopper_pearson_interval(n // 2, n)
+    # Normal approximation: 1.96 * sqrt(1/4 / n) = 1.03e-8 half-width around 1/2.
+    assert lo == pytest.approx(0.5 - 1.96 * 0.5 / math.sqrt(n), rel=1e-6)
+    assert hi == pytest.approx(0.5 + 1.96 * 0.5 / math.sqrt(n), rel=1e-6)
+
+
+def test_fano_confidence_names_itself_for_a_bad_confidence():
+    with pytest.raises(ValueError, match="'confidence' parameter of fano_lower_confidence_bits"):
+        leakage.fano_lower_confidence_bits(4, 0, 10, 1.5)
+
+
+def test_max_pairwise_distance_equal_to_the_largest_float_is_returned():
+    # Found by hypothesis: log2(x) + e rounded the largest float itself up to 2**1024.
+    big = np.finfo(float).max
+    assert leakage.max_pairwise_distance([[0.0], [big]]) == big
+
+
+def test_clopper_pearson_is_never_inverted():
+    # Found by hypothesis: at confidence 1e-9 the two beta quantiles (each off by ~1e-12)
+    # crossed. The interval contains x / n at every confidence (median of Bin(n, x/n) is x).
+    n, x = 1_960_892_815_080, 612_779_004_712
+    low, high = leakage.clopper_pearson_interval(x, n, 1e-9)
+    assert low <= x / n <= high

@@ -20,7 +20,7 @@ LN2 = math.log(2)
 probabilities = st.floats(0.0, 1.0)
 batch_sizes = st.floats(1.0, 512.0)
 dims = st.integers(1, 5000)
-deltas = st.floats(-5000.0, 5000.0)
+deltas = st.floats(-372.5, 372.5)  # possible for every d* >= 1: |Delta| <= 372.5 d*
 units = st.sampled_from(["bits", "nats"])
 
 
@@ -327,8 +327,96 @@ def test_spectrum_summary_matches_numpy():
         (priprune.prunefl_single_round_bound, (20, 10, 10, 5, 0.0), {}, "'kept'"),
         (priprune.spectrum_summary, ([1.0, -0.5],), {}, "positive semi-definite"),
         (priprune.spectrum_summary, ([0.0, 0.0],), {}, "positive eigenvalue"),
+        # Issue 13: each was an inf/-inf, a wrapped integer, a dropped imaginary part, a
+        # d* = 0, numpy's own message or a silently accepted flag.
+        (priprune.single_round_bound, (0.3, 10, 5, 1e308), {}, r"'delta'.*Got 1e\+308"),
+        (priprune.single_round_bound, (0.3, 10, 5, -1863.0), {}, r"\[-1862.5, 1862.5\]"),
+        (
+            priprune.single_round_bound,
+            (0.3, 10, np.array([2**64 - 1], dtype=np.uint64), 0.0),
+            {},
+            r"'d_star'.*Got 18446744073709551615",
+        ),
+        (priprune.multi_round_bound, (0.3, 10, 5, 0.0, 2**63), {}, r"'T'.*9.22337e\+18"),
+        (priprune.single_round_bound, (np.array([0.3 + 1j]), 10, 5, 0.0), {}, "complex"),
+        (priprune.single_round_bound, ([[0.3], [0.1, 0.2]], 10, 5, 0.0), {}, "rectangular"),
+        (
+            priprune.single_round_bound,
+            ([0.1, 0.2], [8, 8, 8], 5, 0.0),
+            {},
+            r"must broadcast.*p \(2,\), B \(3,\)",
+        ),
+        (
+            priprune.prunefl_single_round_bound,
+            ([1, 30], [40, 20], 10, 5, 0.0),
+            {},
+            "Got kept=30 > d=20",
+        ),
+        (priprune.multi_round_bound_per_round, ([], 10, 5, 0.0), {}, "at least one round"),
+        (priprune.binary_entropy_taylor, (0.3, 2**20 + 1), {}, "'n_terms'"),
+        (priprune.spectrum_summary, ([2.0, 1.0],), {"rtol": 1.0}, r"'rtol'.*\(0, 1\)"),
+        (priprune.spectrum_summary, ([],), {}, "non-empty"),
+        (priprune.spectrum_summary, (["1.0"],), {}, "real numbers"),
+        (priprune.single_round_bound_expr, (), {"corrected": "yes"}, "'corrected'"),
+        (priprune.part_expr, ("A",), {"corrected": 1}, "'corrected'"),
     ],
 )
 def test_invalid_parameters_raise(func, args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(*args, **kwargs)
+
+
+# --- Hardening (issue 13) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_star", [1, 5, 4000])
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_delta_domain_edge_is_accepted_and_finite(d_star, sign):
+    # |Delta| <= 372.5 d*: the largest |log-determinant| / 2 of d* float64 eigenvalues.
+    delta = sign * 372.5 * d_star
+    mpmath.mp.dps = 30
+    assert priprune.single_round_bound(0.4, 8.0, d_star, delta) == pytest.approx(
+        float(_mp_published(0.6, 8.0, d_star, delta)), rel=1e-12
+    )
+    beyond = np.nextafter(delta, sign * np.inf)
+    with pytest.raises(ValueError, match="The 'delta' parameter of single_round_bound"):
+        priprune.single_round_bound(0.4, 8.0, d_star, beyond)
+
+
+def test_extreme_spectra_give_a_delta_inside_the_domain():
+    # The float64 extremes: every eigenvalue at 2**-1074 or at the largest float.
+    for eig in ([5e-324] * 7, [1.7976931348623157e308] * 7, [5e-324, 1.7976931348623157e308]):
+        d_star, log_pdet = priprune.spectrum_summary(np.array(eig))
+        delta = priprune.delta_from_log_pseudo_det(log_pdet)
+        assert abs(delta) <= 372.5 * d_star
+        assert math.isfinite(priprune.multi_round_bound(0.5, 1e308, d_star, delta, 2**62))
+
+
+def test_integer_arrays_beyond_2_62_do_not_wrap():
+    # 2 * d_star in int64 wrapped to a negative number above 2**62; exact reference in mpmath.
+    mpmath.mp.dps = 40
+    d_star = 2**62 + 12345
+    ours = priprune.single_round_bound_corrected(
+        0.5, np.array([d_star]), 8.0, np.array([d_star]), 1.0
+    )
+    ref = _mp_corrected(0.5, d_star, 8.0, d_star, 1.0)
+    assert ours[0] == pytest.approx(float(ref), rel=1e-14)
+    big_t = priprune.multi_round_bound(0.5, 8.0, np.array([d_star]), 1.0, np.array([2**63 - 1]))
+    assert big_t[0] == pytest.approx(float((2**63 - 1) * _mp_published(0.5, 8.0, d_star, 1.0)))
+
+
+def test_per_round_sum_of_one_round_is_the_single_round():
+    single = priprune.single_round_bound(0.2, 4.0, 3, -1.0)
+    assert priprune.multi_round_bound_per_round([0.2], 4.0, 3, -1.0) == single
+
+
+def test_taylor_series_in_chunks_equals_the_partial_sum():
+    # 3000 terms for 1000 values of p: three chunks of 1048 terms; reference in mpmath.
+    mpmath.mp.dps = 30
+    p = np.linspace(0.0, 1.0, 1000)
+    ours = priprune.binary_entropy_taylor(p, 3000)
+    for i in (0, 137, 500, 999):
+        x = 1 - 2 * mpmath.mpf(p[i])
+        tail = mpmath.fsum(x ** (2 * n) / (n * (2 * n - 1)) for n in range(1, 3001))
+        assert ours[i] == pytest.approx(float(1 - tail / (2 * mpmath.log(2))), abs=1e-13)
+    assert priprune.binary_entropy_taylor(0.5, 2**20) == 1.0  # the cap itself is allowed
