@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sp
 
 from bounds import accounting, equivalence, priprune
+from bounds.validation import check_real
 from sims.cli import add_command, add_subcommands
 from sims.cli.arguments import (
     finite_float,
@@ -242,6 +243,16 @@ def _format(value, key: str, infinite: dict) -> str:
 
 
 def run_priprune(args) -> int:
+    if args.delta is None:
+        # Checked here so that the message names the option given, not the Delta derived
+        # from it: no float64 spectrum has |ln pdet| above 745 per kept dimension.
+        check_real(
+            "--log-pdet",
+            args.log_pdet,
+            func="pruneleak bound priprune",
+            low=-745 * args.d_star,
+            high=745 * args.d_star,
+        )
     delta = (
         args.delta if args.delta is not None else priprune.delta_from_log_pseudo_det(args.log_pdet)
     )
