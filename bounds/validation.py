@@ -27,7 +27,9 @@ def _short_repr(value) -> str:
 
 
 def _bound_text(value) -> str:
-    """``f"{value:g}"``; an integer beyond the largest float is shown by ``_short_repr``."""
+    """An integer exactly (cut by ``_short_repr`` when huge), anything else as ``f"{value:g}"``."""
+    if isinstance(value, Integral | np.integer):
+        return _short_repr(int(value))
     try:
         return f"{value:g}"
     except OverflowError:

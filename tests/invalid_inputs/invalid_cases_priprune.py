@@ -67,7 +67,9 @@ PRIPRUNE = [
     _api("B-below-1", lambda: priprune.single_round_bound(0.5, 0.5, 5, 0.0), "'B'", "[1, inf)"),
     _api("B-tiny", lambda: priprune.part_b_published(1e-300, 5, 0.0), "'B'", "1e-300"),
     _api("B-inf", lambda: priprune.part_d_corrected(INF, 5), "'B'", "inf"),
-    _api("d-star-zero", lambda: priprune.part_d_published(0), "'d_star'", "[1, 9.22337e+18]"),
+    _api(
+        "d-star-zero", lambda: priprune.part_d_published(0), "'d_star'", "[1, 9223372036854775807]"
+    ),
     _api("d-star-float", lambda: priprune.part_d_published(5.0), "'d_star'", "integer", "5.0"),
     _api(
         "d-star-uint64-wraps",
@@ -79,7 +81,7 @@ PRIPRUNE = [
         "T-beyond-int64",
         lambda: priprune.multi_round_bound(0.5, 8, 5, 0.0, 10**30),
         "'T'",
-        "9.22337e+18",
+        "9223372036854775807",
     ),
     _api(
         "d-below-d-star",
@@ -138,7 +140,7 @@ PRIPRUNE = [
         "taylor-terms-huge",
         lambda: priprune.binary_entropy_taylor(0.3, 10**9),
         "'n_terms'",
-        "1.04858e+06",
+        "1048576",
         "1000000000",
     ),
     _api("taylor-terms-negative", lambda: priprune.binary_entropy_taylor(0.3, -1), "'n_terms'"),
@@ -339,7 +341,7 @@ LEAKAGE = [
         "clopper-trials-beyond-2-53",
         lambda: leakage.clopper_pearson_interval(1, 10**30),
         "'trials'",
-        "9.0072e+15",
+        "9007199254740992",
     ),
     _api(
         "gaussian-channel-noiseless",
