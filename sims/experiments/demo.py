@@ -50,7 +50,7 @@ from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
-from sims.experiments.leakage import DATASET_SIZES, LeakageConfig, run_leakage
+from sims.experiments.leakage import DATASET_SIZES, MAX_NOISE_STD, LeakageConfig, run_leakage
 from sims.fl.client import client_update
 from sims.models import conv_net
 from sims.pruning.mask import magnitude_mask, random_mask
@@ -105,8 +105,9 @@ class DemoConfig:
         leakage_rates: distinct pruning rates of the leakage part, each in [0, 1]; ``()``
             skips it. It needs ``batch_size == 1`` and ``pruning == "random"`` (the
             leakage study's secret is one image, its mask data-independent).
-        noise_stds: distinct noise standard deviations s >= 0 of the leakage part (units
-            of the weights; 0 is plain FedSGD).
+        noise_stds: distinct noise standard deviations s of the leakage part, in
+            ``[0, MAX_NOISE_STD]`` (:mod:`sims.experiments.leakage`; units of the weights;
+            0 is plain FedSGD).
         candidates: M, candidate digits of the leakage part, in [2, 1797].
         leakage_samples: Monte Carlo draws of the exact leakage per (p, s), >= 2.
         leakage_targets: targets attacked per (p, s) for the Fano bounds, >= 1.
@@ -177,7 +178,7 @@ class DemoConfig:
             if not self.noise_stds:
                 raise ValueError("The 'noise_stds' parameter of DemoConfig must not be empty.")
             for s in self.noise_stds:
-                check_real("noise_stds", s, func=func, low=0)
+                check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
             check_int("candidates", self.candidates, func=func, low=2, high=POOL_SIZE)
             check_int("leakage_samples", self.leakage_samples, func=func, low=2)
             check_int("leakage_targets", self.leakage_targets, func=func, low=1)

@@ -81,6 +81,9 @@ DATASETS = ("digits",)
 DATASET_SIZES = {"digits": 1797}
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
+#: Largest noise standard deviation: the attacked upload is float32, and ``s * z`` stays
+#: finite for every draw ``|z| < 64`` (a larger draw has probability below 1e-800).
+MAX_NOISE_STD = float(torch.finfo(torch.float32).max) / 64
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,8 @@ class LeakageConfig:
     Attributes:
         dataset: candidate images; ``"digits"`` (the 1,797 8x8 digits of the demo).
         rates: distinct base pruning rates p, each in [0, 1] (one random mask per p).
-        noise_stds: distinct standard deviations s >= 0 of the Gaussian noise added to the
-            kept coordinates, in the units of the weights.
+        noise_stds: distinct standard deviations s in ``[0, MAX_NOISE_STD]`` of the
+            Gaussian noise added to the kept coordinates, in the units of the weights.
         batch_size: client batch size B, in [1, candidates]: the secret is a uniform
             B-subset of the candidates.
         candidates: M, the first M digits of a seeded permutation, in [2, 1797].
@@ -142,7 +145,7 @@ class LeakageConfig:
         for p in self.rates:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
-            check_real("noise_stds", s, func=func, low=0)
+            check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
         check_int("candidates", self.candidates, func=func, low=2, high=DATASET_SIZES[self.dataset])
         check_int("batch_size", self.batch_size, func=func, low=1, high=self.candidates)
         check_int("samples", self.samples, func=func, low=2)

@@ -15,6 +15,7 @@ from invalid_case import ApiCase, CliCase
 from sims.attacks import AttackConfig
 from sims.core.runtime import generator
 from sims.data.datasets import ImageDataset
+from sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
 from sims.experiments.demo import DemoConfig
 from sims.experiments.hmine import HMineExperimentConfig, HMinePoint, make_client_task, run_study
 from sims.experiments.identifiability import IdentifiabilityConfig
@@ -29,7 +30,7 @@ from sims.pruning.mask import Mask, magnitude_mask, mask_from_scores, random_mas
 from sims.pruning.schedule import train_sgd
 from sims.pruning.schemes import RandomPruning, build_scheme
 from sims.sweep.job import AttackJob
-from sims.sweep.loading import read_config
+from sims.sweep.loading import load_config, read_config
 
 _SWEEP = """name = "bad"
 [base.model]
@@ -134,7 +135,7 @@ CASES: list[ApiCase | CliCase] = [
     ApiCase(
         "sims-demo-nan-noise",
         lambda tmp: DemoConfig(noise_stds=(math.nan,)),
-        ["noise_stds", "[0, inf)", "nan"],
+        ["noise_stds", "[0, 5.31691e+36]", "nan"],
     ),
     ApiCase(
         "sims-demo-seed-beyond-torch",
@@ -245,6 +246,11 @@ CASES: list[ApiCase | CliCase] = [
         ["theorem1_sample_sizes", "8 twice"],
     ),
     ApiCase(
+        "sims-leakage-noise-overflows-float32",
+        lambda tmp: LeakageConfig(noise_stds=(0.0, 1e308)),
+        ["noise_stds", "[0, 5.31691e+36]", "1e+308"],
+    ),
+    ApiCase(
         "sims-leakage-more-candidates-than-digits",
         lambda tmp: LeakageConfig(candidates=5000),
         ["candidates", "[2, 1797]", "5000"],
@@ -317,6 +323,23 @@ CASES: list[ApiCase | CliCase] = [
         "sims-prune-vs-noise-lr-overflows",
         lambda tmp: PruneVsNoiseConfig(lr=1e308),
         ["lr", "PruneVsNoiseConfig", "1e+308"],
+    ),
+    ApiCase(
+        "sims-consistency-nan-observation",
+        lambda tmp: stratified_bootstrap_spearman([1, math.nan, 3], [1, 2, 3], [0, 0, 0]),
+        ["'x'", "finite", "1 NaN"],
+    ),
+    ApiCase(
+        "sims-consistency-resamples-cannot-fit",
+        lambda tmp: stratified_bootstrap_spearman(
+            [1, 2, 3], [1, 2, 3], [0, 0, 0], n_resamples=10**15
+        ),
+        ["n_resamples", "1000000000000000", "indices", "memory"],
+    ),
+    ApiCase(
+        "sims-consistency-duplicate-panels",
+        lambda tmp: consistency_rows(load_config("quick_digits"), [], panels=("p", "p")),
+        ["panels", "'p' twice"],
     ),
     # --- masks and pruning schemes
     ApiCase(
