@@ -42,10 +42,14 @@ pruning.p = [0.3]
 """
 
 
-def _sweep_file(tmp_path, name: str, *, model: str = "", fed: str = "") -> str:
+def _toml(tmp_path, name: str, content: str) -> str:
     path = tmp_path / name
-    path.write_text(_SWEEP.format(model=model, fed=fed))
+    path.write_text(content)
     return str(path)
+
+
+def _sweep_file(tmp_path, name: str, *, model: str = "", fed: str = "") -> str:
+    return _toml(tmp_path, name, _SWEEP.format(model=model, fed=fed))
 
 
 def _tiny_training(lr: float):
@@ -340,6 +344,21 @@ CASES: list[ApiCase | CliCase] = [
         "sims-consistency-duplicate-panels",
         lambda tmp: consistency_rows(load_config("quick_digits"), [], panels=("p", "p")),
         ["panels", "'p' twice"],
+    ),
+    ApiCase(
+        "sims-sweep-file-grid-a-single-table",
+        lambda tmp: read_config(_toml(tmp, "one.toml", 'name = "x"\n[grid]\npruning.p = [0.3]\n')),
+        ["one.toml", "'grid'", "[[grid]]"],
+    ),
+    ApiCase(
+        "sims-sweep-file-a-directory",
+        lambda tmp: read_config(tmp),
+        ["sweep configuration", "cannot be read", "directory"],
+    ),
+    ApiCase(
+        "sims-sweep-config-not-a-path",
+        lambda tmp: load_config(5),
+        ["name_or_path", "load_config", "5"],
     ),
     # --- masks and pruning schemes
     ApiCase(

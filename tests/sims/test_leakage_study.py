@@ -72,7 +72,7 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
         ("dataset", "mnist", "'dataset' parameter of LeakageConfig must be one of 'digits'"),
         ("rates", (), "'rates' parameter of LeakageConfig must not be empty"),
         ("rates", (0.5, 1.5), r"'rates' parameter of LeakageConfig must be in \[0, 1\]"),
-        ("noise_stds", (-0.1,), r"'noise_stds' parameter of LeakageConfig must be in \[0, inf\)"),
+        ("noise_stds", (-0.1,), r"'noise_stds' .* must be in \[0, 5.31691e\+36\]. Got -0.1"),
         ("batch_size", 0, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
         ("batch_size", 1798, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
         ("candidates", 1, r"'candidates' parameter of LeakageConfig must be in \[2, 1797\]"),
