@@ -23,6 +23,7 @@ from sims.experiments.leakage import LeakageConfig
 from sims.experiments.prune_vs_noise import PruneVsNoiseConfig
 from sims.experiments.train import TrainConfig, run_training
 from sims.experiments.width_closeness import WidthClosenessConfig
+from sims.experiments.width_closeness.errors import closeness_errors
 from sims.fl.client import client_update
 from sims.fl.server import FedConfig, run_federated
 from sims.models import build_model, conv_net, lenet5, logistic_regression
@@ -88,6 +89,10 @@ def _update(lr: float):
     params = dict(model.named_parameters())
     images, labels = torch.rand(2, 1, 4, 4), torch.tensor([0, 1])
     return client_update(model, params, Mask.ones(params), images, labels, lr=lr)
+
+
+def _closeness(**options) -> WidthClosenessConfig:
+    return WidthClosenessConfig(widths=(10,), trials=5, input_dim=10, device="cpu", **options)
 
 
 def _write_big_sweep(tmp_path) -> None:
@@ -322,6 +327,16 @@ CASES: list[ApiCase | CliCase] = [
         "sims-width-closeness-duplicate-eps",
         lambda tmp: WidthClosenessConfig(eps_ap=(0.05, 0.05)),
         ["eps_ap", "0.05 twice"],
+    ),
+    ApiCase(
+        "sims-width-closeness-errors-overflow",
+        lambda tmp: closeness_errors(_closeness(parameterisations=("fixed",), sigma=1e20), 10),
+        ["'fixed'", "sigma=1e+20", "float32", "not finite"],
+    ),
+    ApiCase(
+        "sims-width-closeness-width-cannot-fit",
+        lambda tmp: closeness_errors(_closeness(), 10**12),
+        ["m x d = 1000000000000 x 10", "memory"],
     ),
     ApiCase(
         "sims-prune-vs-noise-lr-overflows",
