@@ -360,6 +360,12 @@ class PruneFL(PruningScheme):
 
     def _readjust(self, params: Params, mask: Mask, importance: Params) -> Mask:
         names = prunable_names(params)
+        unknown = sorted(set(self.layer_costs) - set(names))
+        if unknown:
+            raise ValueError(
+                f"The 'layer_costs' parameter of PruneFL must name prunable layers of the "
+                f"model ({', '.join(names)}). Got {unknown} instead."
+            )
         magnitude = {n: torch.where(mask.keep[n], params[n].detach().abs(), -1.0) for n in names}
         stay = {}
         for name in names:

@@ -29,7 +29,7 @@ from sims.fl.server import FedConfig, run_federated
 from sims.models import build_model, conv_net, lenet5, logistic_regression
 from sims.pruning.mask import Mask, magnitude_mask, mask_from_scores, random_mask
 from sims.pruning.schedule import train_sgd
-from sims.pruning.schemes import RandomPruning, build_scheme
+from sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
 from sims.sweep.job import AttackJob
 from sims.sweep.loading import load_config, read_config
 
@@ -84,10 +84,15 @@ def _digits8():
     return torch.rand(8, 1, 8, 8), torch.arange(8) % 10
 
 
-def _update(lr: float):
+def _logreg_batch():
+    """A logistic regression, its parameters and a batch of two 4x4 images."""
     model = logistic_regression(in_channels=1, image_size=4, num_classes=3)
     params = dict(model.named_parameters())
-    images, labels = torch.rand(2, 1, 4, 4), torch.tensor([0, 1])
+    return model, params, torch.rand(2, 1, 4, 4), torch.tensor([0, 1])
+
+
+def _update(lr: float):
+    model, params, images, labels = _logreg_batch()
     return client_update(model, params, Mask.ones(params), images, labels, lr=lr)
 
 
@@ -402,6 +407,11 @@ CASES: list[ApiCase | CliCase] = [
         "sims-scheme-unknown-option",
         lambda tmp: build_scheme("snip", 0.3, temperature=3.0),
         ["options", "'snip'", "temperature"],
+    ),
+    ApiCase(
+        "sims-prunefl-cost-of-an-unknown-layer",
+        lambda tmp: PruneFL(0.3, layer_costs={"fc9.weight": 2.0}).initial_mask(*_logreg_batch()),
+        ["layer_costs", "classifier.0.weight", "fc9.weight"],
     ),
     ApiCase(
         "sims-generator-seed-beyond-torch",
