@@ -61,7 +61,7 @@ def per_sample_gradients(
         f"parameters)",
         n * d,
         unit="values",
-        bytes_each=max(t.element_size() for t in detached.values()),
+        bytes_each=max((t.element_size() for t in detached.values()), default=0),
         copies=PER_SAMPLE_COPIES,
         device=images.device,
     )

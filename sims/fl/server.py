@@ -364,7 +364,7 @@ def run_federated(
         f"The 'model' parameter of {func} ({type(model).__name__})",
         count_parameters(model),
         unit="parameters",
-        bytes_each=max(p.element_size() for p in model.parameters()),
+        bytes_each=max((p.element_size() for p in model.parameters()), default=0),
         copies=TRAINING_COPIES,
         device=device,
     )

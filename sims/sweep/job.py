@@ -92,7 +92,8 @@ class ModelSpec:
 @functools.cache
 def _check_fits(model: ModelSpec, dataset: str, memory_bytes: int | None) -> None:
     """:meth:`ModelSpec.check_fits`, once per (model, data set, memory size): a sweep
-    builds its jobs several times, and the models of a sweep are few."""
+    builds its jobs several times, and the models of a sweep are few. ``memory_bytes``
+    (the limit the models' constructors compare with) is part of the cache key only."""
     image_shape, num_classes = DATASET_SHAPES[dataset]
     with torch.device("meta"):
         model.build(image_shape=image_shape, num_classes=num_classes)
