@@ -242,3 +242,36 @@ def as_real_array(name: str, value, *, func: str) -> np.ndarray:
             f"Got an array of dtype {raw.dtype} instead."
         )
     return raw.astype(float, copy=False)
+
+
+def check_distinct(name: str, values, *, func: str) -> tuple:
+    """Return ``values`` (a list, tuple or 1-D array) as a tuple if no entry repeats, else
+    raise ValueError naming the repeated entry: a grid that lists a value twice would
+    compute and record it twice.
+
+    Examples
+    --------
+    >>> check_distinct("rates", [0.1, 0.5], func="f")
+    (0.1, 0.5)
+    >>> check_distinct("p", (1, 1), func="f")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'p' parameter of f must not repeat a value. Got 1 twice in (1, 1) instead.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        values = values.tolist()
+    if not isinstance(values, list | tuple):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a list or tuple of values. "
+            f"Got {values!r} instead."
+        )
+    values = tuple(values)
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            count = values.count(value)
+            times = "twice" if count == 2 else f"{count} times"
+            raise ValueError(
+                f"The '{name}' parameter of {func} must not repeat a value. "
+                f"Got {value!r} {times} in {values!r} instead."
+            )
+    return values

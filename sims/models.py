@@ -5,6 +5,11 @@ All models avoid BatchNorm and in-place operations so that
 ``torch.func.functional_call``, ``grad`` and ``vmap`` work on them, and record their
 input shape (``model.input_shape = (C, H, W)``) and ``model.num_classes`` for input
 validation elsewhere.
+
+Every constructor first builds its model on torch's ``meta`` device (shapes only: no
+memory, no random draws) and refuses, with a ValueError naming its arguments, a model
+whose float32 parameters cannot fit :data:`sims.core.memory.TRAINING_COPIES` times in
+the CPU's memory, where models are built (:func:`sims.core.memory.check_fits`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice, check_int
+from sims.core.memory import TRAINING_COPIES, check_fits
 
 _ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
     "relu": nn.ReLU,
@@ -23,6 +29,30 @@ _ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
     "tanh": nn.Tanh,
 }
 _POOLS: dict[str, Callable[[int], nn.Module]] = {"max": nn.MaxPool2d, "avg": nn.AvgPool2d}
+
+
+#: Largest Conv-k depth: layer i has ``width * 2**i`` channels, so deeper nets cannot fit
+#: in any memory even at width 1 (and listing their layers would take long).
+MAX_CONV_LAYERS = 32
+#: Bytes of one parameter: models are built in float32.
+_PARAMETER_BYTES = 4
+
+
+def _fitting(func: str, arguments: dict, build: Callable[[], ConvNet]) -> ConvNet:
+    """``build()``, after a shapes-only build on the meta device showed that the model
+    fits (module docstring); ``arguments`` name the constructor's size parameters."""
+    with torch.device("meta"):
+        probe = build()
+    listed = ", ".join(f"{name}={value!r}" for name, value in arguments.items())
+    check_fits(
+        f"The model {func}({listed})",
+        count_parameters(probe),
+        unit="parameters",
+        bytes_each=_PARAMETER_BYTES,
+        copies=TRAINING_COPIES,
+        device="cpu",
+    )
+    return build()
 
 
 def _check_image_args(func: str, in_channels, image_size, num_classes) -> tuple[int, int, int]:
@@ -135,7 +165,7 @@ def conv_net(
         pooling: ``"max"`` (as in the paper) or ``"avg"``.
     """
     func = "conv_net"
-    num_conv = check_int("num_conv", num_conv, func=func, low=1)
+    num_conv = check_int("num_conv", num_conv, func=func, low=1, high=MAX_CONV_LAYERS)
     in_channels, image_size, num_classes = _check_image_args(
         func, in_channels, image_size, num_classes
     )
@@ -143,6 +173,26 @@ def conv_net(
     hidden = check_int("hidden", hidden, func=func, low=1)
     check_choice("activation", activation, func=func, choices=tuple(_ACTIVATIONS))
     check_choice("pooling", pooling, func=func, choices=tuple(_POOLS))
+    sizes = {
+        "num_conv": num_conv,
+        "in_channels": in_channels,
+        "image_size": image_size,
+        "num_classes": num_classes,
+        "width": width,
+        "hidden": hidden,
+    }
+    return _fitting(
+        func,
+        sizes,
+        lambda: _conv_net(
+            num_conv, in_channels, image_size, num_classes, width, hidden, activation, pooling
+        ),
+    )
+
+
+def _conv_net(
+    num_conv, in_channels, image_size, num_classes, width, hidden, activation, pooling
+) -> ConvNet:
     layers: list[nn.Module] = []
     channels, size = in_channels, image_size
     for spec in _conv_plan(num_conv, width):
@@ -233,6 +283,18 @@ def vgg(
         func, in_channels, image_size, num_classes
     )
     check_choice("activation", activation, func=func, choices=tuple(_ACTIVATIONS))
+    sizes = {
+        "depth": depth,
+        "in_channels": in_channels,
+        "image_size": image_size,
+        "num_classes": num_classes,
+    }
+    return _fitting(
+        func, sizes, lambda: _vgg(depth, in_channels, image_size, num_classes, activation)
+    )
+
+
+def _vgg(depth, in_channels, image_size, num_classes, activation) -> ConvNet:
     plan, hidden = VGG_CONFIGS[depth]
     layers: list[nn.Module] = []
     channels, size = in_channels, image_size
@@ -276,6 +338,13 @@ def lenet5(
     )
     check_choice("activation", activation, func=func, choices=tuple(_ACTIVATIONS))
     check_choice("pooling", pooling, func=func, choices=tuple(_POOLS))
+    sizes = {"in_channels": in_channels, "image_size": image_size, "num_classes": num_classes}
+    return _fitting(
+        func, sizes, lambda: _lenet5(in_channels, image_size, num_classes, activation, pooling)
+    )
+
+
+def _lenet5(in_channels, image_size, num_classes, activation, pooling) -> ConvNet:
     layers: list[nn.Module] = []
     channels, size = in_channels, image_size
     for out_channels, pad in ((6, 2 if size < 32 else 0), (16, None)):
@@ -302,34 +371,48 @@ def logistic_regression(*, in_channels: int, image_size: int, num_classes: int) 
     in_channels, image_size, num_classes = _check_image_args(
         func, in_channels, image_size, num_classes
     )
-    return ConvNet(
-        nn.Sequential(),
-        nn.Sequential(nn.Linear(in_channels * image_size * image_size, num_classes)),
-        (in_channels, image_size, image_size),
-        num_classes,
+    sizes = {"in_channels": in_channels, "image_size": image_size, "num_classes": num_classes}
+    return _fitting(
+        func,
+        sizes,
+        lambda: ConvNet(
+            nn.Sequential(),
+            nn.Sequential(nn.Linear(in_channels * image_size * image_size, num_classes)),
+            (in_channels, image_size, image_size),
+            num_classes,
+        ),
     )
 
 
-def _image_builder(factory: Callable[..., nn.Module], **fixed) -> Callable[..., nn.Module]:
-    def build(*, image_shape: tuple[int, int, int], num_classes: int, **options) -> nn.Module:
-        c, h, _ = image_shape
-        return factory(**fixed, in_channels=c, image_size=h, num_classes=num_classes, **options)
+@dataclass(frozen=True)
+class _Registered:
+    """A registered model: its constructor, the arguments the name fixes, and the
+    ``options`` :func:`build_model` passes on."""
 
-    return build
+    factory: Callable[..., ConvNet]
+    fixed: dict
+    options: tuple[str, ...]
 
 
-# name -> builder(*, image_shape, num_classes, **options); a new model is one line here.
-_MODELS: dict[str, Callable[..., nn.Module]] = {
-    **{f"conv{k}": _image_builder(conv_net, num_conv=k) for k in (1, 2, 4, 6)},
-    **{f"vgg{k}": _image_builder(vgg, depth=k) for k in VGG_CONFIGS},
-    "lenet5": _image_builder(lenet5),
-    "logreg": _image_builder(logistic_regression),
+_CONV_OPTIONS = ("width", "hidden", "activation", "pooling")
+# name -> registered model; a new model is one line here.
+_MODELS: dict[str, _Registered] = {
+    **{f"conv{k}": _Registered(conv_net, {"num_conv": k}, _CONV_OPTIONS) for k in (1, 2, 4, 6)},
+    **{f"vgg{k}": _Registered(vgg, {"depth": k}, ("activation",)) for k in VGG_CONFIGS},
+    "lenet5": _Registered(lenet5, {}, ("activation", "pooling")),
+    "logreg": _Registered(logistic_regression, {}, ()),
 }
 
 
 def available_models() -> tuple[str, ...]:
     """Names accepted by :func:`build_model`."""
     return tuple(_MODELS)
+
+
+def model_options(name: str) -> tuple[str, ...]:
+    """The ``options`` :func:`build_model` accepts for the model ``name``."""
+    check_choice("name", name, func="model_options", choices=available_models())
+    return _MODELS[name].options
 
 
 def build_model(
@@ -341,15 +424,32 @@ def build_model(
     go to :func:`conv_net` (``width``, ``hidden``, ``activation``, ``pooling``);
     ``"vgg4"``, ``"vgg6"``, ``"vgg9"``, ``"vgg11"``: :func:`vgg` (``activation``);
     ``"lenet5"``: :func:`lenet5` (``activation``, ``pooling``); ``"logreg"``:
-    :func:`logistic_regression` (no options).
+    :func:`logistic_regression` (no options). An option the model does not take is
+    refused (:func:`model_options`).
     """
-    check_choice("name", name, func="build_model", choices=available_models())
-    if len(image_shape) != 3 or image_shape[1] != image_shape[2]:
+    func = "build_model"
+    check_choice("name", name, func=func, choices=available_models())
+    if (
+        not isinstance(image_shape, tuple | list)
+        or len(image_shape) != 3
+        or image_shape[1] != image_shape[2]
+    ):
         raise ValueError(
-            "The 'image_shape' parameter of build_model must be a square (C, H, H). "
-            f"Got {image_shape} instead."
+            f"The 'image_shape' parameter of {func} must be a square (C, H, H). "
+            f"Got {image_shape!r} instead."
         )
-    return _MODELS[name](image_shape=tuple(image_shape), num_classes=num_classes, **options)
+    registered = _MODELS[name]
+    unknown = sorted(set(options) - set(registered.options))
+    if unknown:
+        allowed = ", ".join(registered.options) or "none"
+        raise ValueError(
+            f"The 'options' parameter of {func} must name options of model {name!r} "
+            f"({allowed}). Got {unknown} instead."
+        )
+    c, h, _ = image_shape
+    return registered.factory(
+        **registered.fixed, in_channels=c, image_size=h, num_classes=num_classes, **options
+    )
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -15,6 +15,8 @@ import torch
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device
+from sims.core.functional import check_lr
+from sims.core.runtime import check_seed
 
 LOSSES = ("cosine_tv", "l2")
 OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")
@@ -93,7 +95,7 @@ class AttackConfig:
         check_choice("loss", self.loss, func=func, choices=LOSSES)
         check_choice("optimizer", self.optimizer, func=func, choices=OPTIMIZERS)
         check_int("iterations", self.iterations, func=func, low=1)
-        check_real("lr", self.lr, func=func, low=0, low_inclusive=False)
+        check_lr("lr", self.lr, func=func)
         check_real("tv_weight", self.tv_weight, func=func, low=0)
         check_int("restarts", self.restarts, func=func, low=1)
         check_choice("label_mode", self.label_mode, func=func, choices=LABEL_MODES)
@@ -103,7 +105,7 @@ class AttackConfig:
                     f"The '{name}' parameter of {func} must be a bool. "
                     f"Got {getattr(self, name)!r} instead."
                 )
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
 
     @classmethod

@@ -44,8 +44,9 @@ def _fixed_labels(
     if mode == "idlg":
         if batch != 1:
             raise ValueError(
-                f"label_mode='idlg' in {func} recovers the label of one image only. "
-                f"Got batch size {batch} instead."
+                f"The 'config.label_mode' parameter of {func} is 'idlg', which recovers the "
+                f"label of one image only; it needs batch_shape[0] == 1. Got batch size "
+                f"{batch} instead."
             )
         return idlg_label(target, num_classes=num_classes, mask=mask)
     if (

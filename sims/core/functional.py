@@ -15,6 +15,19 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad
 
+from bounds.validation import check_real
+
+#: Largest accepted learning rate (of a client step or an optimiser): the models are
+#: float32, in which a step ``lr * g`` with a larger ``lr`` is infinite for every
+#: ``|g| >= 1``. Smaller rates may still diverge; the training loops detect it.
+MAX_LR = float(torch.finfo(torch.float32).max)
+
+
+def check_lr(name: str, value, *, func: str) -> float:
+    """Return the learning rate ``value`` as a float in ``(0, MAX_LR]``, else raise
+    ValueError naming ``name``."""
+    return check_real(name, value, func=func, low=0, high=MAX_LR, low_inclusive=False)
+
 
 def check_batch(model: nn.Module, images, labels, *, func: str) -> None:
     """Raise ValueError unless ``images`` is a finite float ``(B, C, H, W)`` batch matching

@@ -24,11 +24,15 @@ from torch.func import grad, vmap
 from bounds.priprune import delta_from_log_pseudo_det
 from bounds.validation import check_real
 from sims.core.functional import batch_loss, check_batch
+from sims.core.memory import check_fits
 from sims.pruning.mask import Mask
 
 # Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
 # memory of the Gram accumulation to about 2**25 float64 numbers (256 MiB).
 _GRAM_CHUNK_ELEMENTS = 2**25
+#: ``(n, d)`` matrices per_sample_gradients holds at once: vmap's per-parameter
+#: gradients, their concatenation and its kept columns.
+PER_SAMPLE_COPIES = 3
 
 
 def per_sample_gradients(
@@ -44,16 +48,28 @@ def per_sample_gradients(
     Computed with ``torch.func.vmap(grad(...))`` at ``params`` as given (pass
     ``mask.apply(params)`` for the pruned point of eq. (1)). Columns follow the
     ``params`` order, each tensor flattened; with ``mask`` only the kept coordinates are
-    returned (``d = mask.num_kept()``, the coordinates a client transmits).
+    returned (``d = mask.num_kept()``, the coordinates a client transmits). A matrix
+    whose :data:`PER_SAMPLE_COPIES` copies cannot fit in the memory of ``images``' device
+    is refused before anything is computed (:func:`sims.core.memory.check_fits`).
     """
-    check_batch(model, images, labels, func="per_sample_gradients")
+    func = "per_sample_gradients"
+    check_batch(model, images, labels, func=func)
     detached = {name: t.detach() for name, t in params.items()}
+    n, d = images.shape[0], sum(t.numel() for t in detached.values())
+    check_fits(
+        f"The per-sample gradient matrix of {func} (n = {n} samples of 'images' x d = {d} "
+        f"parameters)",
+        n * d,
+        unit="values",
+        bytes_each=max((t.element_size() for t in detached.values()), default=0),
+        copies=PER_SAMPLE_COPIES,
+        device=images.device,
+    )
 
     def sample_loss(p, x, y):
         return batch_loss(model, p, x.unsqueeze(0), y.unsqueeze(0))
 
     grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))(detached, images, labels)
-    n = images.shape[0]
     flat = torch.cat([grads[name].reshape(n, -1) for name in detached], dim=1)
     if mask is None:
         return flat

@@ -81,11 +81,21 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
             torch.set_num_threads(previous)
 
 
+#: Largest seed: torch's generators take seeds below 2**64; 2**63 - 1 leaves room for the
+#: per-target offsets some studies add (``seed + target``).
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(value, *, func: str, name: str = "seed") -> int:
+    """Return the seed ``value`` as an int in ``[0, MAX_SEED]``, else raise ValueError."""
+    return check_int(name, value, func=func, low=0, high=MAX_SEED)
+
+
 @contextmanager
 def seeded(seed: int, device: torch.device | str = "cpu") -> Iterator[None]:
     """Run the block with torch's global generator (CPU, and ``device`` if CUDA) seeded
     to ``seed``; the generators' previous states are restored on exit."""
-    seed = check_int("seed", seed, func="seeded", low=0)
+    seed = check_seed(seed, func="seeded")
     device = torch.device(device)
     devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices, device_type="cuda"):
@@ -95,7 +105,7 @@ def seeded(seed: int, device: torch.device | str = "cpu") -> Iterator[None]:
 
 def generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
     """A fresh ``torch.Generator`` on ``device`` seeded to ``seed``."""
-    seed = check_int("seed", seed, func="generator", low=0)
+    seed = check_seed(seed, func="generator")
     return torch.Generator(device=torch.device(device)).manual_seed(seed)
 
 

@@ -47,9 +47,17 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import rankdata
 
-from bounds.validation import check_choice, check_int, check_open_unit
+from bounds.validation import (
+    check_choice,
+    check_distinct,
+    check_finite_array,
+    check_int,
+    check_open_unit,
+)
+from sims.core.memory import check_fits
+from sims.core.runtime import check_seed
 from sims.sweep.grid import SweepConfig
-from sims.sweep.job import job_key
+from sims.sweep.job import ATTACKS, job_key
 from sims.sweep.panels import panel_axis, x_value
 
 METRICS = ("nmi", "psnr", "exact_bits", "fano_bits")
@@ -121,13 +129,22 @@ def stratified_bootstrap_spearman(
     func = "stratified_bootstrap_spearman"
     n_resamples = check_int("n_resamples", n_resamples, func=func, low=1)
     confidence = check_open_unit("confidence", confidence, func=func)
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    seed = check_seed(seed, func=func)
+    x, y = check_finite_array("x", x, func=func), check_finite_array("y", y, func=func)
     strata = np.asarray(strata)
     if x.ndim != 1 or x.shape != y.shape or strata.shape != x.shape or x.size < 2:
         raise ValueError(
             f"The 'x', 'y' and 'strata' parameters of {func} must be 1-D of one length >= 2. "
             f"Got shapes {x.shape}, {y.shape} and {strata.shape} instead."
         )
+    check_fits(
+        f"The 'n_resamples' parameter of {func} ({n_resamples} resamples of {x.size} observations)",
+        n_resamples * x.size,
+        unit="indices",
+        bytes_each=np.dtype(np.int64).itemsize,
+        copies=3,  # the indices, and x and y gathered by them
+        device="cpu",
+    )
     rho = float(spearman_rows(x, y))
     if math.isnan(rho):
         return None, None, None
@@ -177,11 +194,12 @@ def consistency_rows(
     panels without a record, or without a bound (``d* = 0``), are left out.
     """
     func = "consistency_rows"
-    for metric in metrics:
+    for metric in check_distinct("metrics", metrics, func=func):
         check_choice("metrics", metric, func=func, choices=METRICS)
     known = config.panels()
-    for panel in panels:
+    for panel in check_distinct("panels", panels, func=func):
         check_choice("panels", panel, func=func, choices=tuple(known))
+    check_choice("attack", attack, func=func, choices=tuple(ATTACKS))
     by_key = {r["key"]: r for r in records}
     rows = []
     for panel in panels:

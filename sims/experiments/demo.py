@@ -40,16 +40,17 @@ import torch
 from tqdm.auto import tqdm
 
 from bounds import priprune
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from estimators.nmi import nmi_permutation_null
 from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack, sgi_attack
+from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
-from sims.core.runtime import fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
-from sims.experiments.leakage import LeakageConfig, run_leakage
+from sims.experiments.leakage import DATASET_SIZES, MAX_NOISE_STD, LeakageConfig, run_leakage
 from sims.fl.client import client_update
 from sims.models import conv_net
 from sims.pruning.mask import magnitude_mask, random_mask
@@ -59,6 +60,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_RATES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 ATTACKS = {"sgi": sgi_attack, "gi": gi_attack}
 PRUNING = ("random", "magnitude")
+#: Images of the embedded digits, the pool of targets, statistics samples and candidates.
+POOL_SIZE = DATASET_SIZES["digits"]
 #: Pruning rates of the leakage part (a subset of DEFAULT_RATES, chosen for time).
 DEFAULT_LEAKAGE_RATES = (0.0, 0.3, 0.5, 0.7, 0.9, 0.99)
 #: s = 0.1 leaves about log2 10 bits (the label) at every p on this model; 0.001 and 0.01
@@ -84,9 +87,11 @@ class DemoConfig:
     """Configuration of the bound-versus-attack demo on the embedded digits.
 
     Attributes:
-        pruning_rates: base pruning rates p, each in [0, 1].
-        attacks: subset of ``("sgi", "gi")``.
-        num_images: target images per (attack, p), each attacked as its own client batch.
+        pruning_rates: distinct base pruning rates p, each in [0, 1].
+        attacks: subset of ``("sgi", "gi")``, each once.
+        num_images: target batches per (attack, p), each attacked as its own client
+            batch; the targets and the ``stats_samples`` images are distinct digits, so
+            ``num_images * batch_size + stats_samples <= 1797``.
         batch_size: client batch size B (images inverted jointly).
         client_lr: the client's learning rate r of eq. (1), > 0 (PriPrune uses 0.25).
         pruning: base pruning scheme, ``"random"`` or ``"magnitude"``.
@@ -97,11 +102,12 @@ class DemoConfig:
         nmi_levels: quantisation levels of NMI on [0, 1].
         seed: seeds the model, masks, targets and attacks.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``.
-        leakage_rates: pruning rates of the leakage part, each in [0, 1]; ``()`` skips it.
-            It needs ``batch_size == 1`` and ``pruning == "random"`` (the leakage study's
-            secret is one image, its mask data-independent).
-        noise_stds: noise standard deviations s >= 0 of the leakage part (units of the
-            weights; 0 is plain FedSGD).
+        leakage_rates: distinct pruning rates of the leakage part, each in [0, 1]; ``()``
+            skips it. It needs ``batch_size == 1`` and ``pruning == "random"`` (the
+            leakage study's secret is one image, its mask data-independent).
+        noise_stds: distinct noise standard deviations s of the leakage part, in
+            ``[0, MAX_NOISE_STD]`` (:mod:`sims.experiments.leakage`; units of the weights;
+            0 is plain FedSGD).
         candidates: M, candidate digits of the leakage part, in [2, 1797].
         leakage_samples: Monte Carlo draws of the exact leakage per (p, s), >= 2.
         leakage_targets: targets attacked per (p, s) for the Fano bounds, >= 1.
@@ -110,7 +116,7 @@ class DemoConfig:
             on ``estimate_rates`` and the positive ``noise_stds`` whose KSG, MINE and H-MINE
             estimates are compared with its exact value (the estimators need few
             candidates: the release has up to M - 1 informative dimensions).
-        estimate_rates: pruning rates of the estimator part; ``()`` skips it.
+        estimate_rates: distinct pruning rates of the estimator part; ``()`` skips it.
         estimate_draws: pairs (image, noisy release) per estimate, >= 16.
         estimate_steps: Adam steps of MINE and H-MINE, >= 1.
     """
@@ -139,6 +145,8 @@ class DemoConfig:
 
     def __post_init__(self) -> None:
         func = "DemoConfig"
+        for name in ("pruning_rates", "attacks", "leakage_rates", "noise_stds", "estimate_rates"):
+            object.__setattr__(self, name, check_distinct(name, getattr(self, name), func=func))
         if not self.pruning_rates:
             raise ValueError("The 'pruning_rates' parameter of DemoConfig must not be empty.")
         for p in self.pruning_rates:
@@ -149,13 +157,14 @@ class DemoConfig:
             check_choice("attacks", attack, func=func, choices=tuple(ATTACKS))
         check_int("num_images", self.num_images, func=func, low=1)
         check_int("batch_size", self.batch_size, func=func, low=1)
-        check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
+        check_lr("client_lr", self.client_lr, func=func)
         check_choice("pruning", self.pruning, func=func, choices=PRUNING)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
+        self._check_pool()
         for p in self.leakage_rates:
             check_real("leakage_rates", p, func=func, low=0, high=1)
         if self.leakage_rates:
@@ -169,17 +178,32 @@ class DemoConfig:
             if not self.noise_stds:
                 raise ValueError("The 'noise_stds' parameter of DemoConfig must not be empty.")
             for s in self.noise_stds:
-                check_real("noise_stds", s, func=func, low=0)
-            # 1797: the embedded digits (the leakage study checks again against the data)
-            check_int("candidates", self.candidates, func=func, low=2, high=1797)
+                check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
+            check_int("candidates", self.candidates, func=func, low=2, high=POOL_SIZE)
             check_int("leakage_samples", self.leakage_samples, func=func, low=2)
             check_int("leakage_targets", self.leakage_targets, func=func, low=1)
             check_int("leakage_iterations", self.leakage_iterations, func=func, low=1)
             for p in self.estimate_rates:
                 check_real("estimate_rates", p, func=func, low=0, high=1)
-            check_int("estimate_candidates", self.estimate_candidates, func=func, low=2, high=1797)
+            check_int(
+                "estimate_candidates", self.estimate_candidates, func=func, low=2, high=POOL_SIZE
+            )
             check_int("estimate_draws", self.estimate_draws, func=func, low=16)
             check_int("estimate_steps", self.estimate_steps, func=func, low=1)
+
+    def _check_pool(self) -> None:
+        """The targets (``num_images`` batches of ``batch_size``) and the ``stats_samples``
+        images behind ``d*`` and ``Delta`` are distinct digits of the pool."""
+        targets = self.num_images * self.batch_size
+        if targets + self.stats_samples > POOL_SIZE:
+            raise ValueError(
+                f"The 'num_images' and 'batch_size' parameters of DemoConfig ask for "
+                f"num_images * batch_size = {self.num_images} * {self.batch_size} = {targets} "
+                f"target images, and 'stats_samples' for {self.stats_samples} more, but the "
+                f"digits candidate pool has {POOL_SIZE} images: num_images * batch_size + "
+                f"stats_samples must be <= {POOL_SIZE}. Got {targets + self.stats_samples} "
+                f"instead."
+            )
 
     def fingerprint(self) -> str:
         """Short hash of what changes the attack jobs' numbers (not the device, not the

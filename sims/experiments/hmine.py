@@ -56,15 +56,15 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.image import match_reconstructions
 from estimators.mi import gaussian_channel_bound
 from estimators.mine import DVTrainingConfig, hmine_estimate
 from sims.attacks import AttackConfig, invert_gradient
-from sims.core.functional import batch_gradient
+from sims.core.functional import batch_gradient, check_lr
 from sims.core.gradstats import per_sample_gradients
-from sims.core.runtime import fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
 from sims.fl.client import local_sgd
@@ -74,6 +74,8 @@ from sims.pruning.mask import Mask
 logger = logging.getLogger(__name__)
 
 TASKS = ("tabular", "digits")
+#: Records of each task's data set (breast cancer, the embedded digits).
+TASK_SIZES = {"tabular": 569, "digits": 1797}
 STUDIES = ("batch_size", "noise_std", "train_steps", "positive_fraction")
 
 
@@ -119,7 +121,8 @@ class HMineExperimentConfig:
 
     Attributes:
         task: ``"tabular"`` (breast cancer, logistic regression) or ``"digits"`` (ConvNet).
-        client_size: records held by the client, >= 2.
+        client_size: records held by the client, in [2, records of the task's data set]
+            (569 tabular, 1797 digits).
         n_pairs: sampled ``(X_B, G)`` pairs per point (a share is held out by H-MINE).
         estimator: H-MINE training settings (the paper's Adam learning rate is 5e-5).
         projection_dim: project the gradient onto this many orthonormal random directions
@@ -148,7 +151,7 @@ class HMineExperimentConfig:
     def __post_init__(self) -> None:
         func = "HMineExperimentConfig"
         check_choice("task", self.task, func=func, choices=TASKS)
-        check_int("client_size", self.client_size, func=func, low=2)
+        check_int("client_size", self.client_size, func=func, low=2, high=TASK_SIZES[self.task])
         check_int("n_pairs", self.n_pairs, func=func, low=2)
         if not isinstance(self.estimator, DVTrainingConfig):
             raise ValueError(
@@ -157,11 +160,11 @@ class HMineExperimentConfig:
             )
         if self.projection_dim is not None:
             check_int("projection_dim", self.projection_dim, func=func, low=1)
-        check_real("train_lr", self.train_lr, func=func, low=0.0, low_inclusive=False)
+        check_lr("train_lr", self.train_lr, func=func)
         check_int("train_batch", self.train_batch, func=func, low=1)
         check_int("attack_runs", self.attack_runs, func=func, low=1)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
 
 
@@ -197,15 +200,14 @@ def _breast_cancer() -> tuple[torch.Tensor, torch.Tensor]:
 def _client_indices(labels: torch.Tensor, size: int, fraction: float | None, rng) -> np.ndarray:
     y = labels.numpy()
     if fraction is None:
-        if size > len(y):
-            raise ValueError(f"client_size={size} exceeds the {len(y)} records of the data set.")
         return rng.choice(len(y), size=size, replace=False)
     n_pos = round(fraction * size)
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     if not 0 < n_pos < size or n_pos > len(pos) or size - n_pos > len(neg):
         raise ValueError(
-            f"positive_fraction={fraction} with client_size={size} needs {n_pos} records of "
-            f"class 1 (of {len(pos)}) and {size - n_pos} of class 0 (of {len(neg)})."
+            f"The 'positive_fraction' parameter of HMinePoint, {fraction} with client_size="
+            f"{size}, needs {n_pos} records of class 1 (of {len(pos)}) and {size - n_pos} of "
+            f"class 0 (of {len(neg)}), each at least 1."
         )
     chosen = [rng.choice(pos, n_pos, replace=False), rng.choice(neg, size - n_pos, replace=False)]
     return rng.permutation(np.concatenate(chosen))
@@ -230,7 +232,10 @@ def make_client_task(config: HMineExperimentConfig, point: HMinePoint) -> Client
             model = tabular_logistic_regression(images.shape[-1], 2)
     else:
         if point.positive_fraction is not None:
-            raise ValueError("positive_fraction applies to the binary tabular task only.")
+            raise ValueError(
+                "The 'positive_fraction' parameter of HMinePoint applies to the binary "
+                f"tabular task only. Got {point.positive_fraction!r} with task='digits'."
+            )
         digits = load_digits_dataset()
         images, labels = digits.images, digits.labels
         with seeded(config.seed):
@@ -257,6 +262,12 @@ def make_client_task(config: HMineExperimentConfig, point: HMinePoint) -> Client
         )
     ]
     params = local_sgd(model, params, Mask.ones(params), batches, lr=config.train_lr)
+    if not bool(torch.stack([torch.isfinite(t).all() for t in params.values()]).all()):
+        raise ValueError(
+            f"Training diverged in the {point.train_steps} SGD steps of make_client_task: "
+            f"the weights are not finite. The 'train_lr' parameter of HMineExperimentConfig "
+            f"is too large; got train_lr={config.train_lr!r}."
+        )
     return ClientTask(model=model, params=params, images=images, labels=labels)
 
 
@@ -424,18 +435,20 @@ def run_study(
     store: ResultStore | None = None,
     progress: bool | None = None,
 ) -> list[dict]:
-    """Run one of :data:`STUDIES` over ``values`` (other settings from ``base``).
+    """Run one of :data:`STUDIES` over ``values``, a list or tuple of distinct values
+    (other settings from ``base``).
 
     With a ``store`` every finished point is appended as a record and a rerun of the same
     configuration skips it (resume). Returns one record per value, in order, with
     ``"study"`` and ``"value"`` added.
     """
     check_choice("study", study, func="run_study", choices=STUDIES)
+    values = check_distinct("values", values, func="run_study")
     base = HMinePoint() if base is None else base
     done = {} if store is None else {r["key"]: r for r in store.records()}
     records = []
     for value in tqdm(
-        list(values), desc=f"H-MINE {study}", disable=None if progress is None else not progress
+        values, desc=f"H-MINE {study}", disable=None if progress is None else not progress
     ):
         point = replace(base, **{study: value})
         digest = fingerprint({**asdict(config), "point": asdict(point)})

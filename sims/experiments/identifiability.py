@@ -46,11 +46,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import AttackConfig, sgi_attack_batched
-from sims.core.runtime import fingerprint, seeded
+from sims.core.functional import check_lr
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset, resize_images
 from sims.fl.client import client_update
@@ -68,11 +69,12 @@ class IdentifiabilityConfig:
     """The grid of the identifiability experiment (module docstring).
 
     Attributes:
-        pruning_rates: p values, each in [0, 1].
-        widths: Conv-1 widths (``width // 4`` channels, ``hidden = width``), each >= 4.
-        image_sizes: side of the resized digits, each >= 3.
-        batch_sizes: client batch sizes B >= 1.
-        gradient_points: subset of ``("dense", "masked")``.
+        pruning_rates: distinct p values, each in [0, 1].
+        widths: distinct Conv-1 widths (``width // 4`` channels, ``hidden = width``),
+            each >= 4.
+        image_sizes: distinct sides of the resized digits, each >= 3.
+        batch_sizes: distinct client batch sizes B >= 1.
+        gradient_points: subset of ``("dense", "masked")``, each once.
         targets: client batches attacked per configuration, >= 1.
         iterations: L-BFGS iterations per attack, >= 1.
         psnr_threshold: success threshold in dB, > 0.
@@ -97,6 +99,8 @@ class IdentifiabilityConfig:
 
     def __post_init__(self) -> None:
         func = "IdentifiabilityConfig"
+        for name in ("pruning_rates", "widths", "image_sizes", "batch_sizes", "gradient_points"):
+            object.__setattr__(self, name, check_distinct(name, getattr(self, name), func=func))
         for name, low in (("widths", 4), ("image_sizes", 3), ("batch_sizes", 1)):
             values = getattr(self, name)
             if not values:
@@ -114,9 +118,9 @@ class IdentifiabilityConfig:
         check_int("targets", self.targets, func=func, low=1)
         check_int("iterations", self.iterations, func=func, low=1)
         check_real("psnr_threshold", self.psnr_threshold, func=func, low=0, low_inclusive=False)
-        check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
+        check_lr("client_lr", self.client_lr, func=func)
         check_choice("precision", self.precision, func=func, choices=tuple(PRECISIONS))
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
 
     def fingerprint(self) -> str:

@@ -55,7 +55,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bounds import leakage, priprune
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.ksg import ksg_mutual_information
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
@@ -66,8 +66,9 @@ from sims.attacks import (
     identify,
     sgi_attack_batched,
 )
+from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
-from sims.core.runtime import fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
 from sims.fl.release import release_vectors
@@ -76,8 +77,13 @@ from sims.pruning.mask import Mask, random_mask
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
 DATASETS = ("digits",)
+#: Images of each data set (:func:`sims.data.load_digits_dataset`: 1,797 digits).
+DATASET_SIZES = {"digits": 1797}
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
+#: Largest noise standard deviation: the attacked upload is float32, and ``s * z`` stays
+#: finite for every draw ``|z| < 64`` (a larger draw has probability below 1e-800).
+MAX_NOISE_STD = float(torch.finfo(torch.float32).max) / 64
 
 
 @dataclass(frozen=True)
@@ -86,12 +92,12 @@ class LeakageConfig:
 
     Attributes:
         dataset: candidate images; ``"digits"`` (the 1,797 8x8 digits of the demo).
-        rates: base pruning rates p, each in [0, 1] (one random mask per p).
-        noise_stds: standard deviations s >= 0 of the Gaussian noise added to the kept
-            coordinates, in the units of the weights.
+        rates: distinct base pruning rates p, each in [0, 1] (one random mask per p).
+        noise_stds: distinct standard deviations s in ``[0, MAX_NOISE_STD]`` of the
+            Gaussian noise added to the kept coordinates, in the units of the weights.
         batch_size: client batch size B, in [1, candidates]: the secret is a uniform
             B-subset of the candidates.
-        candidates: M, the first M digits of a seeded permutation, >= 2.
+        candidates: M, the first M digits of a seeded permutation, in [2, 1797].
         samples: Monte Carlo draws of the exact leakage, >= 2.
         attack_targets: target batches, each a uniform B-subset of the candidates (drawn
             independently), attacked per (p, s) with SGI and GI, >= 1.
@@ -100,8 +106,8 @@ class LeakageConfig:
         stats_samples: per-sample gradients (the first candidates) behind ``d*`` and
             ``Delta`` of Theorem 1, in [2, candidates]; None (default): min(256,
             candidates).
-        theorem1_sample_sizes: further sample sizes n, each in [2, candidates], at which
-            Theorem 1 is re-evaluated (record field ``theorem1_by_samples``); None
+        theorem1_sample_sizes: further distinct sample sizes n, each in [2, candidates],
+            at which Theorem 1 is re-evaluated (record field ``theorem1_by_samples``); None
             (default): the powers of two from 8 below ``candidates``, and ``candidates``.
         estimate_draws: pairs (image, noisy release) drawn per (p, s > 0) for the KSG,
             MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
@@ -133,13 +139,14 @@ class LeakageConfig:
         func = "LeakageConfig"
         check_choice("dataset", self.dataset, func=func, choices=DATASETS)
         for name in ("rates", "noise_stds"):
+            object.__setattr__(self, name, check_distinct(name, getattr(self, name), func=func))
             if not getattr(self, name):
                 raise ValueError(f"The '{name}' parameter of {func} must not be empty.")
         for p in self.rates:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
-            check_real("noise_stds", s, func=func, low=0)
-        check_int("candidates", self.candidates, func=func, low=2)
+            check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
+        check_int("candidates", self.candidates, func=func, low=2, high=DATASET_SIZES[self.dataset])
         check_int("batch_size", self.batch_size, func=func, low=1, high=self.candidates)
         check_int("samples", self.samples, func=func, low=2)
         check_int("attack_targets", self.attack_targets, func=func, low=1)
@@ -147,20 +154,23 @@ class LeakageConfig:
         if self.stats_samples is None:
             object.__setattr__(self, "stats_samples", min(256, self.candidates))
         check_int("stats_samples", self.stats_samples, func=func, low=2, high=self.candidates)
-        for n in self.theorem1_sample_sizes or ():
-            check_int("theorem1_sample_sizes", n, func=func, low=2, high=self.candidates)
+        if self.theorem1_sample_sizes is not None:
+            sizes = check_distinct("theorem1_sample_sizes", self.theorem1_sample_sizes, func=func)
+            object.__setattr__(self, "theorem1_sample_sizes", sizes)
+            for n in sizes:
+                check_int("theorem1_sample_sizes", n, func=func, low=2, high=self.candidates)
         if self.estimate_draws != 0:
             check_int("estimate_draws", self.estimate_draws, func=func, low=16)
         check_int("estimate_steps", self.estimate_steps, func=func, low=1)
-        check_real("client_lr", self.client_lr, func=func, low=0, low_inclusive=False)
-        check_int("seed", self.seed, func=func, low=0)
+        check_lr("client_lr", self.client_lr, func=func)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
 
     def sample_sizes(self) -> tuple[int, ...]:
         """The sample sizes of ``theorem1_by_samples``, ascending, each once: the given
         ones, or the powers of two from 8 below ``candidates`` and ``candidates``."""
         if self.theorem1_sample_sizes is not None:
-            return tuple(sorted(set(self.theorem1_sample_sizes)))
+            return tuple(sorted(self.theorem1_sample_sizes))
         m = self.candidates
         return (*(2**e for e in range(3, m.bit_length()) if 2**e < m), m)
 
@@ -191,11 +201,6 @@ class _World:
         self.config = config
         self.device = resolve_device(config.device)
         data = load_digits_dataset()
-        if config.candidates > len(data):
-            raise ValueError(
-                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(data)}] "
-                f"for {config.dataset}. Got {config.candidates} instead."
-            )
         with seeded(config.seed):
             self.model = conv_net(
                 in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL

@@ -15,21 +15,24 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
-from sims.core.runtime import fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets, load_train_test
 from sims.data.partition import partition_by_client, partition_dirichlet, partition_iid
 from sims.fl.server import FedConfig, run_federated
-from sims.models import available_models, build_model, count_parameters
+from sims.models import available_models, build_model, count_parameters, model_options
 from sims.pruning.schemes import available_schemes, build_scheme
 
 logger = logging.getLogger(__name__)
 
 PARTITIONS = ("iid", "dirichlet", "natural")
+#: The base pruning schemes with a re-adjustment interval (``readjust_every``).
+READJUSTING = ("feddst", "prunefl")
 
 
 @dataclass(frozen=True)
@@ -39,13 +42,15 @@ class TrainConfig:
     Attributes:
         dataset: a name of :func:`sims.data.available_datasets`.
         model: a name of :func:`sims.models.available_models`.
-        model_options: ``(name, value)`` pairs for :func:`sims.models.build_model`
-            (e.g. ``(("width", 8), ("hidden", 64))``), kept sorted.
+        model_options: ``(name, value)`` pairs (or a mapping) for
+            :func:`sims.models.build_model` (e.g. ``(("width", 8), ("hidden", 64))``),
+            each an option of ``model`` named once; kept as sorted pairs.
         pruning: a base pruning scheme of :func:`sims.pruning.schemes.available_schemes`.
         p: base pruning rate in [0, 1] (PriPrune: 0.3).
         readjust_every: re-adjustment interval of FedDST/PruneFL in rounds (None: the
-            scheme's default).
-        num_clients: clients N for the IID and Dirichlet splits (ignored by "natural").
+            scheme's default); refused for the other schemes, which have none.
+        num_clients: clients N for the IID and Dirichlet splits (ignored by "natural"),
+            at least ``fed.clients_per_round``.
         partition: ``"iid"``, ``"dirichlet"`` (label skew, ``alpha``) or ``"natural"``
             (the data set's own writers: FEMNIST).
         alpha: Dirichlet concentration > 0.
@@ -73,11 +78,17 @@ class TrainConfig:
         func = "TrainConfig"
         check_choice("dataset", self.dataset, func=func, choices=available_datasets())
         check_choice("model", self.model, func=func, choices=available_models())
-        object.__setattr__(self, "model_options", tuple(sorted(tuple(self.model_options))))
+        object.__setattr__(self, "model_options", self._checked_options())
         check_choice("pruning", self.pruning, func=func, choices=available_schemes())
         check_real("p", self.p, func=func, low=0, high=1)
         if self.readjust_every is not None:
             check_int("readjust_every", self.readjust_every, func=func, low=1)
+            if self.pruning not in READJUSTING:
+                raise ValueError(
+                    f"The 'readjust_every' parameter of {func} applies to the schemes that "
+                    f"re-adjust their mask ({', '.join(map(repr, READJUSTING))}). Got "
+                    f"readjust_every={self.readjust_every!r} with pruning={self.pruning!r}."
+                )
         check_int("num_clients", self.num_clients, func=func, low=1)
         check_choice("partition", self.partition, func=func, choices=PARTITIONS)
         check_real("alpha", self.alpha, func=func, low=0, low_inclusive=False)
@@ -95,8 +106,41 @@ class TrainConfig:
                 f"The 'fed' parameter of {func} must be a FedConfig. "
                 f"Got {type(self.fed).__name__} instead."
             )
-        check_int("seed", self.seed, func=func, low=0)
+        if self.partition != "natural":
+            check_int(
+                "fed.clients_per_round",
+                self.fed.clients_per_round,
+                func=func,
+                low=1,
+                high=self.num_clients,
+            )
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
+
+    def _checked_options(self) -> tuple[tuple[str, int | str], ...]:
+        """``model_options`` (pairs or a mapping) as sorted pairs, each an option of the
+        model (:func:`sims.models.model_options`) named once; values are checked when the
+        model is built."""
+        func = "TrainConfig"
+        options = self.model_options
+        pairs = tuple(options.items()) if isinstance(options, Mapping) else options
+        if not isinstance(pairs, tuple | list) or not all(
+            isinstance(pair, tuple | list) and len(pair) == 2 for pair in pairs
+        ):
+            raise ValueError(
+                f"The 'model_options' parameter of {func} must be (name, value) pairs. "
+                f"Got {options!r} instead."
+            )
+        names = [name for name, _ in pairs]
+        check_distinct("model_options", names, func=func)
+        allowed = model_options(self.model)
+        unknown = sorted(set(names) - set(allowed), key=str)
+        if unknown:
+            raise ValueError(
+                f"The 'model_options' parameter of {func} must name options of model "
+                f"{self.model!r} ({', '.join(allowed) or 'none'}). Got {unknown} instead."
+            )
+        return tuple(sorted((name, value) for name, value in pairs))
 
     def fingerprint(self) -> str:
         """Short hash of everything that changes the numbers (not the device)."""
@@ -149,18 +193,12 @@ def run_training(
     )
     clients = _client_split(config, train)
     with seeded(config.seed):
-        try:
-            model = build_model(
-                config.model,
-                image_shape=train.image_shape,
-                num_classes=train.num_classes,
-                **dict(config.model_options),
-            )
-        except TypeError as err:
-            raise ValueError(
-                f"The 'model_options' parameter of TrainConfig does not fit model "
-                f"{config.model!r}: {err}. Got {config.model_options} instead."
-            ) from err
+        model = build_model(
+            config.model,
+            image_shape=train.image_shape,
+            num_classes=train.num_classes,
+            **dict(config.model_options),
+        )
     scheme = build_scheme(
         config.pruning,
         config.p,

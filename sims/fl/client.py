@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 import torch
 from torch import nn
-from torch.func import grad
+from torch.func import grad_and_value
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.core.functional import batch_loss, check_batch, detached
+from bounds.validation import check_choice, check_int
+from sims.core.functional import batch_loss, check_batch, check_lr, detached
 from sims.pruning.mask import Mask
 
 
@@ -57,7 +57,7 @@ def client_update(
     and ``global_params`` are not modified.
     """
     func = "client_update"
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    lr = check_lr("lr", lr, func=func)
     local_steps = check_int("local_steps", local_steps, func=func, low=1)
     check_choice("gradient_at", gradient_at, func=func, choices=("masked", "dense"))
     check_batch(model, images, labels, func=func)
@@ -75,6 +75,7 @@ def local_sgd(
     lr: float,
     gradient_at: str = "masked",
     on_gradient: Callable[[dict[str, torch.Tensor]], None] | None = None,
+    on_loss: Callable[[torch.Tensor], None] | None = None,
 ) -> dict[str, torch.Tensor]:
     """The loop of :func:`client_update`, one eq. (1) step per ``(images, labels)`` batch.
 
@@ -82,13 +83,16 @@ def local_sgd(
     multi-round simulation (:mod:`sims.fl.server`), where FedSGD repeats one batch and
     FedAvg walks over minibatches. ``on_gradient`` receives each step's dense gradient
     ``grad l(v)`` (every coordinate, pruned ones included), e.g. for PruneFL's
-    importance.
+    importance; ``on_loss`` each step's loss ``l(v)``, a 0-d tensor on the device (not
+    synchronised), e.g. to detect divergence.
     """
     w = detached(global_params)
     for images, labels in batches:
         at = mask.apply(w) if gradient_at == "masked" else w
-        g = grad(batch_loss, argnums=1)(model, at, images, labels)
+        g, loss = grad_and_value(batch_loss, argnums=1)(model, at, images, labels)
         if on_gradient is not None:
             on_gradient(g)
+        if on_loss is not None:
+            on_loss(loss)
         w = mask.apply({name: w[name] - lr * g[name] for name in w})
     return w

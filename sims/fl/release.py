@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_int
+from sims.core.functional import check_lr
 from sims.core.gradstats import per_sample_gradients
 from sims.pruning.mask import Mask
 
@@ -48,7 +49,7 @@ def release_vectors(
     mask they are 0 in every release and public.
     """
     func = "release_vectors"
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    lr = check_lr("lr", lr, func=func)
     gradient_at = check_choice("gradient_at", gradient_at, func=func, choices=GRADIENT_AT)
     chunk_size = check_int("chunk_size", chunk_size, func=func, low=1)
     point = mask.apply(global_params) if gradient_at == "masked" else dict(global_params)

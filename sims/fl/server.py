@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -52,10 +53,14 @@ from torch import nn
 from torch.func import functional_call
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_int
 from estimators.device import resolve_device
+from sims.core.functional import check_lr
+from sims.core.memory import TRAINING_COPIES, check_fits
+from sims.core.runtime import check_seed
 from sims.data.datasets import ImageDataset
 from sims.fl.client import local_sgd
+from sims.models import count_parameters
 from sims.pruning.mask import Mask
 from sims.pruning.schemes import PruningScheme
 
@@ -76,8 +81,11 @@ class FedConfig:
         rounds: global rounds T >= 1.
         clients_per_round: clients sampled per round, >= 1 (PriPrune: 10).
         local_epochs: E >= 1, local steps on the batch (FedSGD) or passes (FedAvg).
-        batch_size: local batch size B >= 1 (PriPrune: 20 FEMNIST, 1 CIFAR-10).
-        lr: learning rate r > 0 of eq. (1) (PriPrune: 0.25).
+        batch_size: local batch size B >= 1 (PriPrune: 20 FEMNIST, 1 CIFAR-10); FedSGD
+            needs every client to hold at least B samples.
+        lr: learning rate r of eq. (1), in ``(0, MAX_LR]`` (:data:`sims.core.functional.MAX_LR`;
+            PriPrune: 0.25). A rate that makes training diverge stops the run with a
+            ValueError (:func:`run_federated`).
         algorithm: ``"fedsgd"`` or ``"fedavg"``.
         gradient_at: ``"masked"`` (eq. (1) as read in :mod:`sims.fl`) or ``"dense"``.
         init_batch_size: samples of client 0 the server prunes ``w^0`` with, >= 1.
@@ -110,10 +118,10 @@ class FedConfig:
             "eval_batch_size",
         ):
             check_int(name, getattr(self, name), func=func, low=1)
-        check_real("lr", self.lr, func=func, low=0, low_inclusive=False)
+        check_lr("lr", self.lr, func=func)
         check_choice("algorithm", self.algorithm, func=func, choices=ALGORITHMS)
         check_choice("gradient_at", self.gradient_at, func=func, choices=("masked", "dense"))
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
 
 
 @dataclass
@@ -231,12 +239,14 @@ class _Simulation:
             batches += [(self.images[b], self.labels[b]) for b in order.split(c.batch_size)]
         return batches, index, len(index) * c.local_epochs
 
-    def client_round(self, t: int, i: int) -> tuple[dict, Mask, tuple]:
-        """Client ``i``'s upload ``(w_hat, m_i, (images, labels))`` in round ``t``."""
+    def client_round(self, t: int, i: int) -> tuple[dict, Mask, tuple, torch.Tensor]:
+        """Client ``i``'s upload ``(w_hat, m_i, (images, labels))`` in round ``t``, and the
+        sum of its local steps' training losses (a 0-d tensor on the device)."""
         scheme, c = self.scheme, self.config
         mask = scheme.client_mask(t, i, self.mask)
         batches, used, processed = self.batches(self.clients[i])
         gradient_sum: dict[str, torch.Tensor] = {}
+        losses: list[torch.Tensor] = []
 
         def accumulate(g):
             for name, value in g.items():
@@ -250,11 +260,12 @@ class _Simulation:
             lr=c.lr,
             gradient_at=c.gradient_at,
             on_gradient=accumulate if scheme.needs_gradients else None,
+            on_loss=losses.append,
         )
         sent, mask = scheme.readjust_client(t, i, self.model, sent, mask, *batches[-1])
         if scheme.needs_gradients:
             scheme.observe_client(t, i, gradient_sum, processed)
-        return sent, mask, (self.images[used], self.labels[used])
+        return sent, mask, (self.images[used], self.labels[used]), torch.stack(losses).sum()
 
     def aggregate(self, uploads: list[tuple[float, dict, Mask]]) -> tuple[dict, Mask]:
         """Per-coordinate weighted mean over the clients keeping it, and the union mask."""
@@ -271,6 +282,18 @@ class _Simulation:
             for n in numerator
         }
         return mean, Mask(union)
+
+
+def _check_round(t: int, loss_sum: torch.Tensor, params: dict, diverged) -> None:
+    """Raise ``diverged(t, what)`` when round ``t``'s training losses (their sum over the
+    clients' local steps) or the new global weights are not finite: one host
+    synchronisation per round."""
+    finite = torch.stack([torch.isfinite(w).all() for w in params.values()]).all()
+    loss, weights_finite = float(loss_sum), bool(finite)
+    if not math.isfinite(loss):
+        raise diverged(t, f"the clients' training loss is {loss}")
+    if not weights_finite:
+        raise diverged(t, "the global weights are no longer finite")
 
 
 def run_federated(
@@ -303,6 +326,14 @@ def run_federated(
 
     Returns:
         :class:`FedHistory` with the per-round accuracy and the final model and mask.
+
+    Raises:
+        ValueError: before anything runs, on invalid arguments (FedSGD with a client
+            holding fewer than ``config.batch_size`` samples; a model whose parameters
+            cannot fit :data:`sims.core.memory.TRAINING_COPIES` times in ``device``'s
+            memory); and as soon as training diverges (``lr`` too large): after a round
+            whose clients' training loss or new global weights are not finite (checked
+            once per round) or at an evaluation whose test loss is not finite.
     """
     func = "run_federated"
     clients = _check_clients(clients, len(train))
@@ -318,15 +349,41 @@ def run_federated(
             f"Got {test.image_shape}/{test.num_classes} for {train.image_shape}/"
             f"{train.num_classes} instead."
         )
+    if config.algorithm == "fedsgd":
+        sizes = [len(part) for part in clients]
+        smallest = int(np.argmin(sizes))
+        if config.batch_size > sizes[smallest]:
+            raise ValueError(
+                f"The 'config.batch_size' parameter of {func} must be at most the smallest "
+                f"client's number of samples with FedSGD (one batch of B distinct samples "
+                f"per step): client {smallest} holds {sizes[smallest]}. "
+                f"Got {config.batch_size} instead."
+            )
     device = resolve_device(device)
+    check_fits(
+        f"The 'model' parameter of {func} ({type(model).__name__})",
+        count_parameters(model),
+        unit="parameters",
+        bytes_each=max((p.element_size() for p in model.parameters()), default=0),
+        copies=TRAINING_COPIES,
+        device=device,
+    )
     sim = _Simulation(model, scheme, train, clients, config, device)
     test_images, test_labels = test.images.to(device), test.labels.to(device)
     history = FedHistory()
+
+    def diverged(t: int, what: str) -> ValueError:
+        return ValueError(
+            f"Training diverged in round {t} of {func}: {what}. The 'lr' parameter of "
+            f"FedConfig is too large for this model and data; got lr={config.lr!r}."
+        )
 
     def record(t: int) -> None:
         accuracy, loss = evaluate(
             sim.model, sim.params, test_images, test_labels, batch_size=config.eval_batch_size
         )
+        if not math.isfinite(loss):
+            raise diverged(t, f"the test loss is {loss}")
         history.rounds.append(t)
         history.accuracy.append(accuracy)
         history.loss.append(loss)
@@ -342,9 +399,10 @@ def run_federated(
     for t in bar:
         sampled = np.sort(sim.rng.choice(len(clients), config.clients_per_round, replace=False))
         total = sum(sim.sizes[i] for i in sampled)
-        uploads = []
+        uploads, loss_sums = [], []
         for i in sampled.tolist():
-            sent, mask, batch = sim.client_round(t, i)
+            sent, mask, batch, loss_sum = sim.client_round(t, i)
+            loss_sums.append(loss_sum)
             if on_target_update is not None and (targets is None or i in targets):
                 on_target_update(t, i, sim.params, sent, mask, batch)
             uploads.append((sim.sizes[i] / total, sent, mask))
@@ -353,6 +411,7 @@ def run_federated(
         if any(not torch.equal(new_mask.keep[n], sim.mask.keep[n]) for n in new_mask.keep):
             history.mask_changes.append(t)
         sim.mask, sim.params = new_mask, new_mask.apply(mean)
+        _check_round(t, torch.stack(loss_sums).sum(), sim.params, diverged)
         if t % config.eval_every == 0 or t == config.rounds:
             record(t)
             bar.set_postfix(accuracy=f"{history.accuracy[-1]:.3f}")

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_int, check_real
+from sims.core.runtime import check_seed
 
 
 def prunable_names(params: Mapping[str, torch.Tensor]) -> list[str]:
@@ -28,6 +29,29 @@ def _as_params(model_or_params) -> dict[str, torch.Tensor]:
     if isinstance(model_or_params, nn.Module):
         return dict(model_or_params.named_parameters())
     return dict(model_or_params)
+
+
+def _check_finite(name: str, tensors: Mapping[str, torch.Tensor], names, func: str) -> None:
+    """Refuse NaN or infinite entries in ``tensors[n]`` for ``n`` in ``names``: a NaN has no
+    rank, so a mask ranked by them would be arbitrary."""
+    bad = [n for n in names if not bool(torch.isfinite(tensors[n]).all())]
+    if bad:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must contain only finite values. "
+            f"Got NaN or infinite entries in {bad} instead."
+        )
+
+
+def _prunable(params: Mapping[str, torch.Tensor], func: str) -> list[str]:
+    """:func:`prunable_names`, refusing parameters with none: a rate would prune nothing."""
+    names = prunable_names(params)
+    if not names:
+        raise ValueError(
+            f"The 'params' parameter of {func} must hold at least one prunable tensor "
+            f"(a weight with ndim >= 2). Got shapes "
+            f"{ {n: tuple(t.shape) for n, t in params.items()} } instead."
+        )
+    return names
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +113,13 @@ class Mask:
                 f"The 'params' parameter of Mask.apply must have the mask's names. "
                 f"Got a difference in {sorted(missing)} instead."
             )
+        for name, flags in self.keep.items():
+            if params[name].shape != flags.shape:
+                raise ValueError(
+                    f"The 'params' parameter of Mask.apply must have the mask's shapes. "
+                    f"Got {tuple(params[name].shape)} for {name!r} (mask: "
+                    f"{tuple(flags.shape)}) instead."
+                )
         return {name: params[name] * self.keep[name].to(params[name].device) for name in self.keep}
 
     def to(self, device: str | torch.device) -> Mask:
@@ -122,9 +153,9 @@ def random_mask(params: Mapping[str, torch.Tensor], p: float, *, seed: int) -> M
     """
     func = "random_mask"
     p = _check_rate(p, func)
-    seed = check_int("seed", seed, func=func, low=0)
+    seed = check_seed(seed, func=func)
     params = _as_params(params)
-    names = prunable_names(params)
+    names = _prunable(params, func)
     sizes = [params[name].numel() for name in names]
     n = sum(sizes)
     flat = torch.ones(n, dtype=torch.bool)
@@ -161,7 +192,7 @@ def mask_from_scores(
     """
     func = "mask_from_scores"
     params = _as_params(params)
-    names = prunable_names(params)
+    names = _prunable(params, func)
     for name in names:
         if name not in scores or tuple(scores[name].shape) != tuple(params[name].shape):
             raise ValueError(
@@ -169,6 +200,7 @@ def mask_from_scores(
                 f"{tuple(params[name].shape)} for {name!r}. Got "
                 f"{tuple(scores[name].shape) if name in scores else 'nothing'} instead."
             )
+    _check_finite("scores", scores, names, func)
     if (p is None) == (keep_counts is None):
         raise ValueError(f"{func} needs exactly one of 'p' and 'keep_counts'.")
     if keep_counts is None:
@@ -192,9 +224,10 @@ def mask_from_scores(
 
 def uniform_keep_counts(params: Mapping[str, torch.Tensor], p: float) -> dict[str, int]:
     """Layer-wise budgets at the same rate: layer ``l`` keeps ``n_l - round(p * n_l)``."""
-    p = _check_rate(p, "uniform_keep_counts")
+    func = "uniform_keep_counts"
+    p = _check_rate(p, func)
     params = _as_params(params)
-    return {n: params[n].numel() - round(p * params[n].numel()) for n in prunable_names(params)}
+    return {n: params[n].numel() - round(p * params[n].numel()) for n in _prunable(params, func)}
 
 
 def erk_keep_counts(params: Mapping[str, torch.Tensor], p: float) -> dict[str, int]:
@@ -208,9 +241,10 @@ def erk_keep_counts(params: Mapping[str, torch.Tensor], p: float) -> dict[str, i
     without that clipping). The real budgets are rounded by largest remainder so that
     they sum to exactly ``n - round(p * n)``.
     """
-    p = _check_rate(p, "erk_keep_counts")
+    func = "erk_keep_counts"
+    p = _check_rate(p, func)
     params = _as_params(params)
-    names = prunable_names(params)
+    names = _prunable(params, func)
     sizes = {n: params[n].numel() for n in names}
     raw = {n: sum(params[n].shape) / sizes[n] for n in names}
     total = sum(sizes.values()) - round(p * sum(sizes.values()))
@@ -242,8 +276,10 @@ def magnitude_mask(params: Mapping[str, torch.Tensor], p: float) -> Mask:
 
     Ties are broken by position (a stable sort), so the mask is deterministic.
     """
+    func = "magnitude_mask"
     params = _as_params(params)
-    counts = uniform_keep_counts(params, _check_rate(p, "magnitude_mask"))
+    counts = uniform_keep_counts(params, _check_rate(p, func))
+    _check_finite("params", params, counts, func)
     return mask_from_scores(
         params, {n: params[n].detach().abs() for n in counts}, keep_counts=counts
     )

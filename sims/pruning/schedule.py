@@ -19,6 +19,8 @@ import torch
 from torch import nn
 
 from bounds.validation import check_int, check_real
+from sims.core.functional import check_batch, check_lr
+from sims.core.runtime import check_seed
 from sims.pruning.mask import Mask, magnitude_mask
 
 
@@ -128,13 +130,18 @@ def train_sgd(
 
     Returns:
         The final mask (all-True without a schedule).
+
+    Raises:
+        ValueError: on invalid arguments, and when training diverges (``lr`` too large):
+            checked once per epoch, the epoch's mean loss or the weights are not finite.
     """
     func = "train_sgd"
+    check_batch(model, images, labels, func=func)
     epochs = check_int("epochs", epochs, func=func, low=1)
     batch_size = check_int("batch_size", batch_size, func=func, low=1)
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    lr = check_lr("lr", lr, func=func)
     momentum = check_real("momentum", momentum, func=func, low=0, high=1, high_inclusive=False)
-    generator = torch.Generator().manual_seed(check_int("seed", seed, func=func, low=0))
+    generator = torch.Generator().manual_seed(check_seed(seed, func=func))
     params = dict(model.named_parameters())
     mask = Mask.ones(params)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
@@ -142,20 +149,31 @@ def train_sgd(
     annealing = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
     step = 0
     model.train()
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         order = torch.randperm(len(images), generator=generator).to(images.device)
+        epoch_loss = torch.zeros((), device=images.device)
         for index in order.split(batch_size):
             if schedule is not None:
                 if schedule.is_update(step):
                     mask = magnitude_mask(params, schedule.sparsity(step))
                 _apply_mask_(model, mask)
             loss = nn.functional.cross_entropy(model(images[index]), labels[index])
+            epoch_loss += loss.detach() * len(index)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             if anneal:
                 annealing.step()
             step += 1
+        # host synchronisations once per epoch, not per step
+        mean_loss = float(epoch_loss) / len(images)
+        finite = torch.stack([torch.isfinite(p).all() for p in model.parameters()]).all()
+        if not math.isfinite(mean_loss) or not bool(finite):
+            raise ValueError(
+                f"Training diverged in epoch {epoch} of {func}: the mean training loss is "
+                f"{mean_loss} and the weights are {'' if bool(finite) else 'not '}finite. "
+                f"The 'lr' parameter is too large for this model and data; got lr={lr!r}."
+            )
     if schedule is not None:
         mask = magnitude_mask(params, schedule.final)
         _apply_mask_(model, mask)

@@ -42,6 +42,7 @@ in rounds ``R, 2R, 3R, ...``.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping
 from typing import ClassVar
@@ -52,6 +53,7 @@ from torch import nn
 
 from bounds.validation import check_choice, check_int, check_real
 from sims.core.functional import batch_gradient
+from sims.core.runtime import check_seed
 from sims.pruning.mask import (
     Mask,
     erk_keep_counts,
@@ -90,7 +92,7 @@ class PruningScheme:
     def __init__(self, p: float, *, seed: int = 0):
         func = type(self).__name__
         self.p = check_real("p", p, func=func, low=0, high=1)
-        self.seed = check_int("seed", seed, func=func, low=0)
+        self.seed = check_seed(seed, func=func)
 
     def initial_mask(self, model: nn.Module, params: Params, images, labels) -> Mask:
         """The server's mask before round 1 (``images``, ``labels``: one client's data)."""
@@ -358,6 +360,12 @@ class PruneFL(PruningScheme):
 
     def _readjust(self, params: Params, mask: Mask, importance: Params) -> Mask:
         names = prunable_names(params)
+        unknown = sorted(set(self.layer_costs) - set(names))
+        if unknown:
+            raise ValueError(
+                f"The 'layer_costs' parameter of PruneFL must name prunable layers of the "
+                f"model ({', '.join(names)}). Got {unknown} instead."
+            )
         magnitude = {n: torch.where(mask.keep[n], params[n].detach().abs(), -1.0) for n in names}
         stay = {}
         for name in names:
@@ -431,10 +439,19 @@ def build_scheme(
 
     ``rounds`` (the FL horizon) sets FedDST's ``decay_end`` to ``rounds // 2`` unless
     ``options`` give one; ``readjust_every`` (when not None) goes to the iterative
-    schemes that have it (FedDST, PruneFL); other ``options`` go to the class.
+    schemes that have it (FedDST, PruneFL); other ``options`` go to the class, which
+    must take them (a ValueError names the ones it does not).
     """
-    check_choice("name", name, func="build_scheme", choices=available_schemes())
+    func = "build_scheme"
+    check_choice("name", name, func=func, choices=available_schemes())
     cls = SCHEMES[name]
+    accepted = [key for key in inspect.signature(cls).parameters if key not in ("p", "seed")]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"The 'options' parameter of {func} must name options of {name!r} "
+            f"({', '.join(accepted) or 'none'}). Got {unknown} instead."
+        )
     if readjust_every is not None and cls in (FedDST, PruneFL):
         options["readjust_every"] = readjust_every
     if cls is FedDST and "decay_end" not in options:

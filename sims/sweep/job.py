@@ -16,28 +16,35 @@ invert FedSGD steps), and the global model is evaluated after the last round onl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+
+import torch
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device
 from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
-from sims.core.runtime import fingerprint
+from sims.core import memory
+from sims.core.runtime import check_seed, fingerprint
 from sims.data.datasets import available_datasets
 from sims.fl.server import FedConfig
-from sims.models import available_models, build_model
+from sims.models import available_models, build_model, model_options
 from sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
 BATCHED_OPTIMIZERS = ("adam", "lbfgs_backtracking")
 ACTIVATIONS = ("sigmoid", "tanh", "relu")
 POOLINGS = ("avg", "max")
-# Options each model family accepts (sims.models.build_model).
-_MODEL_OPTIONS = {
-    "conv": ("width", "hidden", "activation", "pooling"),
-    "vgg": ("activation",),
-    "lenet5": ("activation", "pooling"),
-    "logreg": (),
+#: Image shape ``(C, H, W)`` and classes of each data set's loader (:mod:`sims.data`), so
+#: that a job's model is checked to fit in memory when the job is defined, before a sweep
+#: reads data or runs anything; :func:`sims.models.build_model` checks it again on the
+#: data actually loaded.
+DATASET_SHAPES = {
+    "digits": ((1, 8, 8), 10),
+    "mnist": ((1, 28, 28), 10),
+    "cifar10": ((3, 32, 32), 10),
+    "femnist": ((1, 28, 28), 62),
 }
 #: Fields of the composed configurations that the job sets (see the module docstring).
 JOB_OWNED = {
@@ -73,9 +80,23 @@ class ModelSpec:
 
     def build(self, *, image_shape: tuple[int, int, int], num_classes: int):
         """The model (:func:`sims.models.build_model`) with its family's options."""
-        family = next(f for f in _MODEL_OPTIONS if self.name.startswith(f))
-        options = {name: getattr(self, name) for name in _MODEL_OPTIONS[family]}
+        options = {name: getattr(self, name) for name in model_options(self.name)}
         return build_model(self.name, image_shape=image_shape, num_classes=num_classes, **options)
+
+    def check_fits(self, dataset: str) -> None:
+        """Raise ValueError when the model cannot fit in memory on ``dataset``'s images
+        (:data:`DATASET_SHAPES`); nothing is allocated (shapes only, on torch's meta device)."""
+        _check_fits(self, dataset, memory.device_memory_bytes("cpu"))
+
+
+@functools.cache
+def _check_fits(model: ModelSpec, dataset: str, memory_bytes: int | None) -> None:
+    """:meth:`ModelSpec.check_fits`, once per (model, data set, memory size): a sweep
+    builds its jobs several times, and the models of a sweep are few. ``memory_bytes``
+    (the limit the models' constructors compare with) is part of the cache key only."""
+    image_shape, num_classes = DATASET_SHAPES[dataset]
+    with torch.device("meta"):
+        model.build(image_shape=image_shape, num_classes=num_classes)
 
 
 @dataclass(frozen=True)
@@ -201,12 +222,28 @@ class AttackJob:
             func=func,
             choices=BATCHED_OPTIMIZERS,
         )
+        if self.inversion.label_mode == "idlg" and self.fed.batch_size != 1:
+            raise ValueError(
+                f"The 'inversion.label_mode' parameter of {func} is 'idlg', which recovers "
+                f"the label of one image only; it needs fed.batch_size == 1. "
+                f"Got fed.batch_size={self.fed.batch_size!r} instead."
+            )
         check_int("attack_chunk", self.attack_chunk, func=func, low=1)
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_int("leakage_candidates", self.leakage_candidates, func=func, low=1)
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
+        try:
+            self.model.check_fits(self.dataset)
+        except ValueError as err:
+            listed = ", ".join(
+                f"model.{f.name}={getattr(self.model, f.name)!r}" for f in fields(ModelSpec)
+            )
+            raise ValueError(
+                f"The 'model' parameter of {func} ({listed}) cannot be trained on "
+                f"{self.dataset!r} images: {err}"
+            ) from err
 
     @classmethod
     def from_fields(cls, values: Mapping) -> AttackJob:
@@ -223,7 +260,11 @@ class AttackJob:
             prefix = section + "."
             mine = {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
             if mine:
-                top[section] = replace(default(), **mine)
+                try:
+                    top[section] = replace(default(), **mine)
+                except ValueError as err:
+                    keys = ", ".join(prefix + key for key in mine)
+                    raise ValueError(f"In the job fields {keys}: {err}") from err
         return cls(**top)
 
     def fed_config(self) -> FedConfig:

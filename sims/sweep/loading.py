@@ -32,10 +32,16 @@ def config_from_dict(data: Mapping) -> SweepConfig:
             f"A sweep configuration has the keys 'name', 'base' and 'grid'. "
             f"Got unknown keys {unknown} instead."
         )
+    grids = data.get("grid", [])
+    if not isinstance(grids, list | tuple):
+        raise ValueError(
+            f"The 'grid' entry of a sweep configuration must be an array of tables, one "
+            f"[[grid]] header per grid. Got {grids!r} instead."
+        )
     return SweepConfig(
         name=data.get("name", ""),
         base=_flatten(data.get("base", {}), "base"),
-        grids=tuple(_flatten(g, f"grid[{i}]") for i, g in enumerate(data.get("grid", ()))),
+        grids=tuple(_flatten(g, f"grid[{i}]") for i, g in enumerate(grids)),
     )
 
 
@@ -59,9 +65,12 @@ def read_config(path: str | os.PathLike) -> SweepConfig:
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            return _parse(fh.read(), str(path))
+            content = fh.read()
     except FileNotFoundError as err:
         raise ValueError(f"The sweep configuration {path} does not exist.") from err
+    except OSError as err:
+        raise ValueError(f"The sweep configuration {path} cannot be read: {err.strerror}.") from err
+    return _parse(content, str(path))
 
 
 def _parse(content: bytes, source: str) -> SweepConfig:
@@ -105,6 +114,11 @@ def packaged_config(name: str) -> SweepConfig:
 
 def load_config(name_or_path: str | os.PathLike) -> SweepConfig:
     """A packaged configuration by name (``"quick_digits"``), else a TOML file by path."""
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise ValueError(
+            f"The 'name_or_path' parameter of load_config must be a packaged configuration's "
+            f"name or a path. Got {name_or_path!r} instead."
+        )
     if isinstance(name_or_path, str) and name_or_path in packaged_configs():
         return packaged_config(name_or_path)
     if Path(name_or_path).suffix != ".toml" and not Path(name_or_path).exists():

@@ -75,7 +75,7 @@ def test_aggregation_is_the_data_weighted_mean_over_clients_that_keep_a_weight()
     train = _toy_data(12)
     clients = [np.arange(0, 3), np.arange(3, 12)]  # |D_0| = 3, |D_1| = 9
     recorder = _Recorder()
-    config = FedConfig(rounds=1, clients_per_round=2, batch_size=4, lr=0.2)
+    config = FedConfig(rounds=1, clients_per_round=2, batch_size=3, lr=0.2)
     history = run_federated(
         _model(),
         RandomPruning(0.5, seed=1, redraw=True),

@@ -14,7 +14,8 @@ import torch
 
 from sims.cli import build_parser
 from sims.cli.leakage import config_from_args
-from sims.experiments.leakage import LeakageConfig, run_leakage
+from sims.data.datasets import load_digits_dataset
+from sims.experiments.leakage import DATASET_SIZES, LeakageConfig
 from sims.fl.client import client_update
 from sims.fl.release import release_vectors
 from sims.pruning.mask import random_mask
@@ -71,10 +72,10 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
         ("dataset", "mnist", "'dataset' parameter of LeakageConfig must be one of 'digits'"),
         ("rates", (), "'rates' parameter of LeakageConfig must not be empty"),
         ("rates", (0.5, 1.5), r"'rates' parameter of LeakageConfig must be in \[0, 1\]"),
-        ("noise_stds", (-0.1,), r"'noise_stds' parameter of LeakageConfig must be in \[0, inf\)"),
+        ("noise_stds", (-0.1,), r"'noise_stds' .* must be in \[0, 5.31691e\+36\]. Got -0.1"),
         ("batch_size", 0, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
         ("batch_size", 1798, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
-        ("candidates", 1, r"'candidates' parameter of LeakageConfig must be in \[2, inf\)"),
+        ("candidates", 1, r"'candidates' parameter of LeakageConfig must be in \[2, 1797\]"),
         ("samples", 1, r"'samples' parameter of LeakageConfig must be in \[2, inf\)"),
         ("attack_targets", 0, "'attack_targets' parameter"),
         ("attack_iterations", 0, "'attack_iterations' parameter"),
@@ -112,10 +113,13 @@ def test_fingerprint_ignores_grid_and_device_only():
     assert base.fingerprint() != replace(base, candidates=100, stats_samples=64).fingerprint()
 
 
-def test_more_candidates_than_the_dataset_is_a_value_error():
-    config = LeakageConfig(candidates=1798, stats_samples=2, device="cpu")
-    with pytest.raises(ValueError, match=r"'candidates' .* \[2, 1797\] for digits. Got 1798"):
-        run_leakage(config, progress=False)
+def test_more_candidates_than_the_dataset_is_refused_before_any_data_is_read():
+    with pytest.raises(ValueError, match=r"'candidates' .* \[2, 1797\]. Got 1798"):
+        LeakageConfig(candidates=1798, stats_samples=2, device="cpu")
+
+
+def test_the_dataset_size_of_the_config_is_the_loaded_one():
+    assert DATASET_SIZES["digits"] == len(load_digits_dataset())
 
 
 def test_command_options_reach_the_config():
@@ -142,5 +146,5 @@ def test_theorem1_sample_sizes_default_to_powers_of_two_below_m_and_m():
     assert LeakageConfig(candidates=8).sample_sizes() == (8,)
     assert LeakageConfig(candidates=3).sample_sizes() == (3,)
     assert LeakageConfig().sample_sizes() == (*(2**e for e in range(3, 11)), 1797)
-    given = LeakageConfig(candidates=12, theorem1_sample_sizes=(9, 3, 9))
+    given = LeakageConfig(candidates=12, theorem1_sample_sizes=(9, 3))
     assert given.sample_sizes() == (3, 9)

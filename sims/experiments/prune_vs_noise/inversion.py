@@ -12,6 +12,8 @@ from torch import nn
 from bounds.validation import check_int, check_real
 from estimators.image import inference_accuracy, phash_similarity, score_reconstruction
 from sims.attacks.priors import total_variation
+from sims.core.functional import check_lr
+from sims.core.runtime import check_seed
 
 # name -> label; the first three are Figure 6's panels (a), (c), (d).
 METRICS = {
@@ -60,9 +62,9 @@ def invert_representation(
     """
     func = "invert_representation"
     iterations = check_int("iterations", iterations, func=func, low=1)
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    lr = check_lr("lr", lr, func=func)
     tv_weight = check_real("tv_weight", tv_weight, func=func, low=0)
-    seed = check_int("seed", seed, func=func, low=0)
+    seed = check_seed(seed, func=func)
     shape_ok = isinstance(image_shape, tuple | list) and len(image_shape) == 3
     if not shape_ok or not all(isinstance(s, int) and s >= 1 for s in image_shape):
         raise ValueError(

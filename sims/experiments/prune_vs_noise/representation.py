@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_real
 from estimators.device import resolve_device
+from sims.core.runtime import check_seed
 from sims.fl.server import evaluate
 
 logger = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def laplace_noise(shape: tuple[int, ...], *, seed: int, device="cpu") -> torch.T
     Inverse-CDF sampling from uniforms of a CPU generator seeded by ``seed``, then moved to
     ``device``, so every device sees the same numbers.
     """
-    seed = check_int("seed", seed, func="laplace_noise", low=0)
+    seed = check_seed(seed, func="laplace_noise")
     u = torch.rand(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     u = u - 0.5
     draws = -torch.sign(u) * torch.log1p(-2.0 * u.abs())

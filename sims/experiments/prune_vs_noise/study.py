@@ -17,7 +17,8 @@ from tqdm.auto import tqdm
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device, resolve_device
-from sims.core.runtime import seeded
+from sims.core.functional import check_lr
+from sims.core.runtime import check_seed, seeded
 from sims.core.scale import SCALES
 from sims.data.datasets import available_datasets, load_train_test, resize_images
 from sims.experiments.prune_vs_noise.inversion import (
@@ -131,7 +132,7 @@ class PruneVsNoiseConfig:
             "ramp_fraction", self.ramp_fraction, func=func, low=0, high=1, low_inclusive=False
         )
         for name in ("lr", "attack_lr"):
-            check_real(name, getattr(self, name), func=func, low=0, low_inclusive=False)
+            check_lr(name, getattr(self, name), func=func)
         check_real("momentum", self.momentum, func=func, low=0, high=1, high_inclusive=False)
         for name in ("test_fraction", "accuracy_tolerance"):
             check_real(
@@ -144,7 +145,7 @@ class PruneVsNoiseConfig:
                 high_inclusive=False,
             )
         check_real("tv_weight", self.tv_weight, func=func, low=0)
-        check_int("seed", self.seed, func=func, low=0)
+        check_seed(self.seed, func=func)
         check_device(self.device, func=func)
 
     @classmethod

@@ -13,8 +13,9 @@ import numpy as np
 import torch
 
 from bounds.equivalence import remark_e3_parameters, sigma_for_epsilon_dp
-from bounds.validation import check_choice, check_int, check_real
+from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device
+from sims.core.runtime import check_seed
 
 PAPER_SPARSITIES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 PAPER_WIDTHS = (10, 20, 50, 100, 200, 500, 1000, 1500)
@@ -85,7 +86,7 @@ class WidthClosenessConfig:
         is set to (Theorem E.2, nats), Section 4.4's 0.5 and 0.1 by default.
     bias : the constant entry of b (0 in the paper; large |b| switches the ReLU off or on
         for every coordinate, which has a closed-form error).
-    eps_ap : closeness levels at which the empirical delta_ap is reported.
+    eps_ap : distinct closeness levels at which the empirical delta_ap is reported.
     delta_ap : the target failure probability of the empirical and theoretical widths.
     sparsity_reading : ``"pruned"`` (paper: k is the fraction of zeros) or ``"kept"``.
     seed : seed of the random stream (same seed, same numbers on CPU).
@@ -152,13 +153,14 @@ class WidthClosenessConfig:
         for name in ("delta_dp", "delta_ap"):
             object.__setattr__(self, name, probability(name, getattr(self, name)))
         object.__setattr__(self, "bias", check_real("bias", self.bias, func=func))
-        object.__setattr__(self, "eps_ap", tuple(positive("eps_ap", v) for v in self.eps_ap))
+        eps_ap = check_distinct("eps_ap", self.eps_ap, func=func)
+        object.__setattr__(self, "eps_ap", tuple(positive("eps_ap", v) for v in eps_ap))
         if not self.eps_ap:
             raise ValueError(f"The 'eps_ap' parameter of {func} must not be empty. Got ().")
         check_choice(
             "sparsity_reading", self.sparsity_reading, func=func, choices=SPARSITY_READINGS
         )
-        object.__setattr__(self, "seed", check_int("seed", self.seed, func=func, low=0))
+        object.__setattr__(self, "seed", check_seed(self.seed, func=func))
         check_choice("dtype", self.dtype, func=func, choices=tuple(DTYPES))
         check_device(self.device, func=func)
 

@@ -17,12 +17,16 @@ import torch
 
 from bounds.validation import check_int
 from estimators.device import resolve_device
+from sims.core.memory import check_fits
 from sims.experiments.width_closeness.config import DTYPES, WidthClosenessConfig
 from sims.pruning.mask import magnitude_mask
 
 # Entries of A drawn (and processed) per block of trials; fixes the random stream, so
 # the numbers do not depend on the device's memory.
 _BLOCK_ELEMENTS = 1 << 22
+# Arrays of a block's size alive at once: z and its magnitudes, their buckets, and the
+# pruned products.
+_BLOCK_COPIES = 4
 # Expected number of |A_ij| per histogram bin in _prune_buckets.
 _ENTRIES_PER_BIN = 32
 
@@ -137,8 +141,11 @@ def _block_errors(u, v, xi, noise, bias: float) -> torch.Tensor:
         if scale not in cache:
             cache[scale] = _error_moments(u, v, xi, sigma_a=scale, bias=bias)
         dd, dn, nn = cache[scale]
-        factor = (sigma_a / scale) ** 2
-        errors.append((factor * (dd + 2 * sigma * dn + sigma**2 * nn)).clamp_(min=0).sqrt())
+        ratio = sigma_a / scale
+        # products, not ** 2: a Python float overflows to inf here instead of raising, and
+        # closeness_errors reports the non-finite errors with the scales that caused them
+        factor = ratio * ratio
+        errors.append((factor * (dd + 2 * sigma * dn + sigma * sigma * nn)).clamp_(min=0).sqrt())
     return torch.stack(errors)
 
 
@@ -147,21 +154,66 @@ def closeness_errors(config: WidthClosenessConfig, m: int) -> torch.Tensor:
 
     Returns a tensor of shape (len(parameterisations), trials, len(sparsities)) on the
     config's device; every parameterisation and sparsity of a trial share its draws.
+    Raises ValueError before drawing when a block of draws or the result cannot fit in
+    the device's memory, and after when an error overflowed the config's dtype.
     """
     if not isinstance(config, WidthClosenessConfig):
         raise ValueError(
             "The 'config' parameter of closeness_errors must be a WidthClosenessConfig. "
             f"Got {type(config).__name__} instead."
         )
-    m = check_int("m", m, func="closeness_errors", low=1)
+    func = "closeness_errors"
+    m = check_int("m", m, func=func, low=1)
     device = resolve_device(config.device)
+    _check_sizes(config, m, device, func)
     counts = config.prune_counts(m)
     noise = config.noise_table(m)
     blocks = []
     for z, x, xi in _blocks(config, m, device):
         u, v = _pruned_products(z, x, counts)
         blocks.append(_block_errors(u, v, xi, noise, config.bias))
-    return torch.cat(blocks, dim=1)
+    return _finite(torch.cat(blocks, dim=1), config, noise, m, func)
+
+
+def _check_sizes(config: WidthClosenessConfig, m: int, device, func: str) -> None:
+    """Refuse, before drawing anything, a block of draws or a result that cannot fit."""
+    d, itemsize = config.input_dim, DTYPES[config.dtype].itemsize
+    per_block = min(config.trials, max(1, _BLOCK_ELEMENTS // (m * d)))
+    check_fits(
+        f"A block of draws of {func} ({per_block} trials of an m x d = {m} x {d} matrix)",
+        per_block * m * d,
+        unit="values",
+        bytes_each=itemsize,
+        copies=_BLOCK_COPIES,
+        device=device,
+    )
+    check_fits(
+        f"The result of {func} ({len(config.parameterisations)} parameterisations x "
+        f"{config.trials} trials x {len(config.sparsities)} sparsities)",
+        len(config.parameterisations) * config.trials * len(config.sparsities),
+        unit="values",
+        bytes_each=itemsize,
+        copies=2,  # the blocks and their concatenation
+        device=device,
+    )
+
+
+def _finite(errors: torch.Tensor, config, noise, m: int, func: str) -> torch.Tensor:
+    """``errors`` (parameterisations first), or a ValueError naming the parameterisations
+    whose errors overflowed the dtype (one host synchronisation)."""
+    finite = torch.isfinite(errors).flatten(1).all(dim=1).tolist()
+    bad = [
+        f"{name!r} (sigma={sigma:.3g}, sigma_a={sigma_a:.3g})"
+        for name, (sigma, sigma_a), ok in zip(config.parameterisations, noise, finite, strict=True)
+        if not ok
+    ]
+    if bad:
+        raise ValueError(
+            f"The errors of {func} at width m = {m} are not finite in {config.dtype} for "
+            f"{', '.join(bad)} with bias={config.bias:g}: the noise or weight scale (or the "
+            f"bias) of the 'config' parameter is too large for the dtype."
+        )
+    return errors
 
 
 def closeness_errors_reference(config: WidthClosenessConfig, m: int) -> torch.Tensor:
@@ -176,8 +228,10 @@ def closeness_errors_reference(config: WidthClosenessConfig, m: int) -> torch.Te
     of the tests). Equal up to floating-point summation order (both break ties in
     :math:`|A_{ij}|` by position).
     """
-    m = check_int("m", m, func="closeness_errors_reference", low=1)
+    func = "closeness_errors_reference"
+    m = check_int("m", m, func=func, low=1)
     device = resolve_device(config.device)
+    _check_sizes(config, m, device, func)
     fractions = [float(p) for p in config.prune_fractions()]
     noise = config.noise_table(m)
     out = torch.empty(len(noise), config.trials, len(fractions), dtype=DTYPES[config.dtype])
@@ -195,4 +249,4 @@ def closeness_errors_reference(config: WidthClosenessConfig, m: int) -> torch.Te
                     g = torch.relu(pruned_ax + config.bias)
                     out[p, trial, j] = torch.linalg.vector_norm(h - g) / math.sqrt(m)
             trial += 1
-    return out
+    return _finite(out, config, noise, m, func)
