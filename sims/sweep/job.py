@@ -157,7 +157,9 @@ class AttackJob:
         inversion: the attack's hyper-parameters (PriPrune's is cosine + TV with Adam,
             ``loss="cosine_tv", optimizer="adam"``); a batched optimizer.
         attack_chunk: attacks per batched computation (memory only).
-        stats_samples: samples for ``d*`` and ``Delta``, >= 2 (``d* <= n - 1``).
+        stats_samples: samples for ``d*`` and ``Delta``, >= 2 (``d* <= n - 1``); a target
+            client holding fewer uses all of its own, and the record's
+            ``stats_samples_used`` says how many.
         nmi_levels: quantisation levels of NMI.
         leakage_candidates: the largest local data set ``|D_i|`` whose release vectors
             are computed for a target's exact bits (:mod:`sims.sweep.leakage_bits`);

@@ -23,7 +23,8 @@ One job (:func:`run_job`) is one FL run and the attacks on it:
    upload whose batch images are not found exactly once in D_i counts as an error);
 6. Theorem 1 / Corollary 1 are evaluated as published and corrected
    (:mod:`bounds.priprune`) on ``d*`` and ``Delta`` of the per-sample gradients of
-   ``stats_samples`` samples of target 0 at the first attacked point, under its mask.
+   ``stats_samples`` samples of target 0 at the first attacked point, under its mask
+   (all of its samples when it holds fewer: ``stats_samples_used``).
 
 Leakage after T rounds. PriPrune considers single-round attacks (journal version,
 Threat Model) and plots NMI against T without saying how rounds combine. Here the
@@ -122,7 +123,12 @@ def _bound_fields(job: AttackJob, model, upload: dict, stats_data, d: int) -> di
     mask = upload["mask"]
     point = mask.apply(upload["w"]) if job.fed.gradient_at == "masked" else upload["w"]
     stats = gradient_statistics(model, point, *stats_data, mask=mask)
-    out = {"d_star": stats.d_star, "delta_nats": stats.delta, "d_kept": stats.d}
+    out = {
+        "d_star": stats.d_star,
+        "delta_nats": stats.delta,
+        "d_kept": stats.d,
+        "stats_samples_used": len(stats_data[1]),
+    }
     if stats.d_star < 1:  # no gradient variation in the sample: the bound is undefined
         return {**out, **dict.fromkeys(BOUND_FIELDS)}
     inputs = {
@@ -268,7 +274,13 @@ def run_job(job: AttackJob) -> dict:
         record.update(_bound_fields(job, model, uploads[0], stats_data, d))
     else:
         record.update(
-            {"d_star": None, "delta_nats": None, "d_kept": None, **dict.fromkeys(BOUND_FIELDS)}
+            {
+                "d_star": None,
+                "delta_nats": None,
+                "d_kept": None,
+                "stats_samples_used": 0,
+                **dict.fromkeys(BOUND_FIELDS),
+            }
         )
     record["seconds"] = time.perf_counter() - start
     return record

@@ -332,6 +332,7 @@ def test_one_job_record_holds_per_upload_scores_and_the_bounds():
     assert 0.0 <= record["nmi"] <= 1.0 and 0.0 <= record["nmi_chance"] <= 1.0
     assert all(record["labels_correct_per_upload"])  # label_mode="known"
     assert 1 <= record["d_star"] <= TINY["stats_samples"] - 1
+    assert record["stats_samples_used"] == TINY["stats_samples"]
     inputs = {"p": 0.5, "B": 1, "d_star": record["d_star"], "delta": record["delta_nats"]}
     assert record["bound_published_bits"] == pytest.approx(
         priprune.multi_round_bound(**inputs, T=2), rel=1e-12
@@ -581,3 +582,12 @@ def test_a_job_two_sweeps_ran_at_once_is_recorded_once(tmp_path, monkeypatch):
 def test_a_sweep_needs_a_result_store(tmp_path, func):
     with pytest.raises(ValueError, match=r"The 'store' parameter of .* must be a ResultStore"):
         func(tiny_sweep(), str(tmp_path / "s.jsonl"))
+
+
+def test_stats_samples_beyond_the_target_client_are_recorded_as_used():
+    # The digits training split (1437 images) over 2 clients gives target 0 about 719
+    # samples: asking for 1000 uses all of them, and the record says how many.
+    job = AttackJob.from_fields({**TINY, "stats_samples": 1000})
+    record = run_job(job)
+    assert 700 <= record["stats_samples_used"] <= 737
+    assert 1 <= record["d_star"] <= record["stats_samples_used"] - 1
