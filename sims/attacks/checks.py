@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
-from bounds.validation import check_int, check_real
+from bounds.validation import check_int
 from sims.attacks.config import AttackConfig
+from sims.core.functional import check_lr
 
 
 def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]:
@@ -63,7 +64,7 @@ def check_local_steps(local_steps, client_lr, *, func: str) -> tuple[int, float]
     local_steps = check_int("local_steps", local_steps, func=func, low=1)
     if local_steps == 1 and client_lr is None:
         return 1, 0.0
-    return local_steps, check_real("client_lr", client_lr, func=func, low=0, low_inclusive=False)
+    return local_steps, check_lr("client_lr", client_lr, func=func)
 
 
 def check_batch_shape(model: nn.Module, batch_shape, *, func: str) -> tuple[int, ...]:

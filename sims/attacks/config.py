@@ -15,13 +15,17 @@ import torch
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device
-from sims.core.functional import check_lr
+from sims.core.functional import MAX_LR, check_lr
 from sims.core.runtime import check_seed
 
 LOSSES = ("cosine_tv", "l2")
 OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")
 LABEL_MODES = ("known", "idlg", "optimize")
 GRADIENT_POINTS = ("masked", "dense", "sent")
+#: Adam's (beta1, beta2), torch.optim.Adam's defaults. Its first step is lr / (1 - beta1),
+#: so Adam's lr is capped at MAX_LR * (1 - beta1) for that step to be a float32.
+ADAM_BETAS = (0.9, 0.999)
+MAX_ADAM_LR = MAX_LR * (1 - ADAM_BETAS[0])
 
 #: Keyword arguments of :func:`sims.models.conv_net` for the digits attack experiments
 #: (with ``in_channels=1, image_size=8, num_classes=10``): one 3x3 conv with 16
@@ -96,6 +100,8 @@ class AttackConfig:
         check_choice("optimizer", self.optimizer, func=func, choices=OPTIMIZERS)
         check_int("iterations", self.iterations, func=func, low=1)
         check_lr("lr", self.lr, func=func)
+        if self.optimizer == "adam":
+            check_real("lr", self.lr, func=f"{func} with optimizer='adam'", high=MAX_ADAM_LR)
         check_real("tv_weight", self.tv_weight, func=func, low=0)
         check_int("restarts", self.restarts, func=func, low=1)
         check_choice("label_mode", self.label_mode, func=func, choices=LABEL_MODES)

@@ -137,8 +137,19 @@ def invert_gradient(
             best = (score, final, iterations, variables)
     _, final, iterations, variables = best
     if not math.isfinite(final):
-        logger.warning("%s: every restart diverged (matching loss %s)", func, final)
+        raise _diverged(func, final, config)
     return attack_result(variables[0], variables[-1], problem, final, iterations, config)
+
+
+def _diverged(func: str, loss: float, config) -> ValueError:
+    """The error for an attack whose every restart ended on a non-finite matching loss:
+    its reconstruction would be NaN, scored as if it were an image."""
+    return ValueError(
+        f"{func}: every one of the {config.restarts} restarts diverged (matching loss "
+        f"{loss}); lower the attack's 'lr' (AttackConfig.lr, got {config.lr:g}) or change "
+        f"its optimizer ({config.optimizer!r}), and check the client 'lr' the update is "
+        "read with (a tiny one makes the target gradient (w - w_hat) / lr overflow)."
+    )
 
 
 def _stack(items: list) -> tuple:
@@ -282,7 +293,7 @@ def invert_gradient_batched(
         r = int(best[k])
         loss = float(final[k, r])
         if not math.isfinite(loss):
-            logger.warning("%s: every restart of attack %d diverged (loss %s)", func, k, loss)
+            raise _diverged(f"{func} (attack {k})", loss, config)
         results.append(
             attack_result(
                 variables[0][k, r], variables[-1][k, r], problem, loss, int(done[k, r]), config

@@ -25,13 +25,12 @@ from collections import Counter
 
 import torch
 
-from sims.attacks.config import AttackConfig
+from sims.attacks.config import ADAM_BETAS, AttackConfig
 
 # Adam's learning rate drops 10x at 3/8, 5/8 and 7/8 of the run (Geiping et al. 2020,
 # reference implementation `inversefed`, scheduler of `GradientReconstructor`).
 ADAM_MILESTONES = (3 / 8, 5 / 8, 7 / 8)
 ADAM_GAMMA = 0.1
-_ADAM_BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults
 _ADAM_EPS = 1e-8
 # L-BFGS stop rules (module docstring) and memory.
 _LBFGS_TOLERANCE_GRAD = 1e-12
@@ -56,7 +55,7 @@ def adam(step_fn, variables: list[torch.Tensor], config: AttackConfig) -> list[t
     the images (``variables[0]``) to [0, 1] after every step (Geiping et al.'s "boxed"
     option).
     """
-    beta1, beta2 = _ADAM_BETAS
+    beta1, beta2 = ADAM_BETAS
     drops = Counter(int(config.iterations * f) for f in ADAM_MILESTONES)
     first = [torch.zeros_like(v) for v in variables]
     second = [torch.zeros_like(v) for v in variables]

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 
 import torch
 
-from bounds.validation import check_int, check_real
+from bounds.validation import check_int
 from sims.attacks.checks import check_param_dict, check_same_layout
+from sims.core.functional import check_lr
 from sims.pruning.mask import Mask
 
 
@@ -60,7 +61,7 @@ def pseudo_gradient(
     learning rate, > 0.
     """
     func = "pseudo_gradient"
-    lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
+    lr = check_lr("lr", lr, func=func)
     w = check_param_dict("global_params", global_params, func=func)
     sent = check_param_dict("sent_params", sent_params, func=func)
     check_same_layout("global_params", w, "sent_params", sent, func=func)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from sims.attacks import AttackConfig
+from sims.attacks import AttackConfig, pseudo_gradient
 from sims.core.runtime import generator
 from sims.data.datasets import ImageDataset
 from sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
@@ -444,5 +444,20 @@ CASES: list[ApiCase | CliCase] = [
         ["sweep", "{tmp}/big.toml", "--out", "{tmp}/sweep"],
         ["big.toml", "model.hidden=1000000000", "parameters"],
         setup=_write_big_sweep,
+    ),
+    ApiCase(
+        "sims-attack-adam-lr-beyond-first-step",
+        lambda tmp: AttackConfig.dlg(optimizer="adam", lr=1e38),
+        ["'lr'", "optimizer='adam'", "3.40282e+37", "1e+38"],
+    ),
+    ApiCase(
+        "sims-pseudo-gradient-lr-inf",
+        lambda tmp: pseudo_gradient({"w": torch.ones(2)}, {"w": torch.zeros(2)}, lr=math.inf),
+        ["'lr'", "pseudo_gradient", "inf"],
+    ),
+    ApiCase(
+        "sims-pseudo-gradient-lr-beyond-float32",
+        lambda tmp: pseudo_gradient({"w": torch.ones(2)}, {"w": torch.zeros(2)}, lr=1e39),
+        ["'lr'", "3.40282e+38", "1e+39"],
     ),
 ]

@@ -24,8 +24,9 @@ from sims.attacks import (
     pseudo_gradient,
     recover_mask,
     sgi_attack,
+    sgi_attack_batched,
 )
-from sims.core.functional import batch_gradient
+from sims.core.functional import MAX_LR, batch_gradient
 from sims.fl.client import client_update
 from sims.pruning.mask import Mask, magnitude_mask, random_mask
 
@@ -428,3 +429,27 @@ def test_idlg_needs_a_last_layer_with_num_classes_rows(model, weights, digits):
     g = batch_gradient(model, weights, digits.images[:1], digits.labels[:1])
     with pytest.raises(ValueError, match="last linear layer"):
         idlg_label(g, num_classes=7)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_attack_whose_every_restart_diverges_raises(model, weights, digits, batched):
+    """An update read with a client lr of 1e-30 gives a target gradient near 1e29: Adam's
+    matching loss overflows to NaN. No NaN reconstruction is returned to be scored as an
+    image; the error names the learning rates to look at."""
+    x, y = digits.images[:1], digits.labels[:1]
+    sent = client_update(model, weights, random_mask(weights, 0.3, seed=0), x, y, lr=CLIENT_LR)
+    config = AttackConfig.dlg(optimizer="adam", iterations=5, lr=0.1, restarts=2)
+    options = {**ONE_DIGIT, "lr": 1e-30, "config": config}
+    with pytest.raises(ValueError, match=r"every one of the 2 restarts diverged.*got 0\.1"):
+        if batched:
+            sgi_attack_batched(model, weights, [sent], labels=[y], **options)
+        else:
+            sgi_attack(model, weights, sent, labels=y, **options)
+
+
+def test_adam_learning_rate_is_capped_for_its_first_step():
+    """Adam's first step is lr / (1 - beta1): lr = MAX_LR overflowed float32 inside the
+    optimiser (a RuntimeError); it is now refused by the config, naming the cap."""
+    with pytest.raises(ValueError, match=r"'lr' parameter of AttackConfig with optimizer='adam'"):
+        AttackConfig.dlg(optimizer="adam", lr=MAX_LR)
+    assert AttackConfig.dlg(optimizer="lbfgs", lr=MAX_LR).lr == MAX_LR
