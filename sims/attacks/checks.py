@@ -83,6 +83,15 @@ def check_batch_shape(model: nn.Module, batch_shape, *, func: str) -> tuple[int,
     return tuple(batch_shape)
 
 
+def check_num_classes(model: nn.Module, num_classes, *, func: str) -> int:
+    """``num_classes`` >= 2, equal to ``model.num_classes`` when the model records it (a
+    one-hot of another width reaches the loss as a shape error deep in torch)."""
+    expected = getattr(model, "num_classes", None)
+    if expected is None:
+        return check_int("num_classes", num_classes, func=func, low=2)
+    return check_int("num_classes", num_classes, func=func, low=expected, high=expected)
+
+
 def check_sequence(name: str, value, *, func: str, what: str) -> int:
     """Length of ``value``, which must be a non-empty sequence of ``what`` (one per
     attack), not a single mapping."""

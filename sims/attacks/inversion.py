@@ -40,6 +40,7 @@ from sims.attacks.checks import (
     check_batch_shape,
     check_config,
     check_local_steps,
+    check_num_classes,
     check_sequence,
     per_attack,
 )
@@ -89,7 +90,7 @@ def invert_gradient(
     """
     func = "invert_gradient"
     config = check_config(config, func=func)
-    num_classes = check_int("num_classes", num_classes, func=func, low=2)
+    num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
     device = resolve_device(config.device)
@@ -219,7 +220,7 @@ def invert_gradient_batched(
             f"invert_gradient). Got 'lbfgs' instead."
         )
     count = check_sequence("target_grads", target_grads, func=func, what="gradient dicts")
-    num_classes = check_int("num_classes", num_classes, func=func, low=2)
+    num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
     params = per_attack("params", params, count, func=func, single=Mapping)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from sims.attacks import AttackConfig, pseudo_gradient
+from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, pseudo_gradient, sgi_attack
 from sims.core.runtime import generator
 from sims.data.datasets import ImageDataset
 from sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
@@ -102,6 +102,19 @@ def _closeness(**options) -> WidthClosenessConfig:
 
 def _write_big_sweep(tmp_path) -> None:
     _sweep_file(tmp_path, "big.toml", model="hidden = 1000000000")
+
+
+def _attack_with_classes(num_classes):
+    """SGI on a one-digit update of the 10-class digits attack model, told ``num_classes``."""
+    model = conv_net(in_channels=1, image_size=8, num_classes=10, **DIGITS_ATTACK_MODEL)
+    weights = {name: t.detach() for name, t in model.named_parameters()}
+    x, y = torch.rand(1, 1, 8, 8), torch.tensor([3])
+    sent = client_update(model, weights, random_mask(weights, 0.3, seed=0), x, y, lr=0.25)
+    config = AttackConfig.dlg(iterations=1)
+    shape = (1, 1, 8, 8)
+    return sgi_attack(
+        model, weights, sent, batch_shape=shape, num_classes=num_classes, lr=0.25, config=config
+    )
 
 
 CASES: list[ApiCase | CliCase] = [
@@ -459,5 +472,10 @@ CASES: list[ApiCase | CliCase] = [
         "sims-pseudo-gradient-lr-beyond-float32",
         lambda tmp: pseudo_gradient({"w": torch.ones(2)}, {"w": torch.zeros(2)}, lr=1e39),
         ["'lr'", "3.40282e+38", "1e+39"],
+    ),
+    ApiCase(
+        "sims-attack-num-classes-not-the-models",
+        lambda tmp: _attack_with_classes(11),
+        ["'num_classes'", "invert_gradient", "[10, 10]", "11"],
     ),
 ]
