@@ -6,6 +6,14 @@ differential privacy. ``noise_multiplier`` is the noise scale divided by the sen
 :math:`b` divided by the :math:`\ell_1` sensitivity). Orders :math:`\alpha` must be > 1.
 Neighbouring datasets: add/remove one record (Fed-LTP Definition 1, dp-accounting's default).
 
+Infinity. A noise scale of 0 (no noise) is allowed and gives an infinite RDP, zCDP or
+epsilon: the mechanism releases the record and there is no privacy guarantee (dp-accounting
+returns ``inf`` for the Gaussian as well). A privacy loss whose value lies beyond the float
+range (about 1.8e308 nats, e.g. a noise multiplier of 1e-300) is returned as ``inf`` for the
+same reason, rather than raising: every epsilon that large is equally vacuous. ``nan`` is
+never returned, and an impossible input (a negative RDP, an empty order list) is refused
+with a ValueError naming the parameter, its allowed range and the value.
+
 Modules (one idea each; every public name is re-exported here, so
 ``from bounds.accounting import X`` works for all of them):
 

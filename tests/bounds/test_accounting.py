@@ -319,7 +319,7 @@ def test_fedltp_optimal_is_minimum_over_orders():
     [
         (acc.rdp_gaussian, {"orders": 1.0, "noise_multiplier": 1.0}, "orders"),
         (acc.rdp_gaussian, {"orders": [2.0, 0.5], "noise_multiplier": 1.0}, "orders"),
-        (acc.rdp_gaussian, {"orders": 2.0, "noise_multiplier": 0.0}, "noise_multiplier"),
+        (acc.rdp_gaussian, {"orders": 2.0, "noise_multiplier": -0.5}, "noise_multiplier"),
         (acc.rdp_sampled_gaussian, {"orders": 2.0, "q": 1.5, "noise_multiplier": 1.0}, "'q'"),
         (acc.rdp_sampled_gaussian, {"orders": 2.0, "q": -0.1, "noise_multiplier": 1.0}, "'q'"),
         (acc.rdp_laplace, {"orders": 2.0, "noise_multiplier": -1.0}, "noise_multiplier"),
@@ -350,7 +350,7 @@ def test_fedltp_optimal_is_minimum_over_orders():
         ),
         (
             acc.fedltp_epsilon_corrected,
-            {"t": 1, "q": 0.1, "noise_multiplier": 1.0, "lambda_val": 0.0, "delta": 0.1},
+            {"t": 1, "q": 0.1, "noise_multiplier": 1.0, "lambda_val": -1.0, "delta": 0.1},
             "lambda_val",
         ),
     ],
