@@ -27,9 +27,10 @@ Mechanisms (vectorised over ``orders``; a scalar order gives a float)
     ``rdp_laplace(orders, noise_multiplier)``: exact (Mironov 2017, Prop. 6).
     ``rdp_sampled_gaussian(orders, *, q, noise_multiplier)``: Poisson-sampled Gaussian
     (Mironov, Talwar, Zhang 2019, arXiv 1908.10530): binomial expansion for integer orders
-    (Sec. 3.2), the two-sided series of Sec. 3.3 for fractional orders, all in log space.
+    (Sec. 3.2), the two-sided series of Sec. 3.3 for fractional orders (the trapezoidal rule
+    on A - 1 where it falls short), all in log space.
     ``log_a_sampled_gaussian_quad(alpha, *, q, noise_multiplier)``: the defining integral by
-    adaptive quadrature (reference, and the fallback when the series converges slowly).
+    adaptive quadrature (the reference; order over noise multiplier at most 2000).
 zCDP (Bun and Steinke 2016)
     ``zcdp_from_pure_dp(epsilon)`` (Prop. 1.4, Fed-LTP Lemma 1), ``zcdp_gaussian``,
     ``rdp_from_zcdp(rho, orders)``.

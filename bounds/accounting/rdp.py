@@ -385,9 +385,9 @@ def rdp_sampled_gaussian(orders, *, q, noise_multiplier):
     those with :math:`\log A_\alpha < 10^{-2}` (where a sum around 1 loses relative
     accuracy), are computed by the trapezoidal rule on the non-negative integrand of
     :math:`A_\alpha - 1` instead (exponentially accurate for this analytic integrand, see
-    ``_log_a_trapezoid``), and where that grid
-    would exceed 2^21 points (large order over a small sigma), by the chord between the
-    neighbouring integer orders, an upper bound (logged as a warning).
+    ``_log_a_trapezoid``), and where that grid would exceed 2^21 points (a large order
+    over a small sigma), by the chord between the neighbouring integer orders, an upper
+    bound (logged as a warning).
 
     Small noise: :math:`A_\alpha` lies between :math:`q^\alpha e^{\alpha(\alpha-1)/(2\sigma^2)}`
     and :math:`1 + e^{\alpha(\alpha-1)/(2\sigma^2)}`, so the RDP lies between

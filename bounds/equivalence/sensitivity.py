@@ -89,7 +89,7 @@ def gs1_bound(m, d, sigma_a, delta):
     >>> gs1_bound(50, 10, 0.1, 0.01) == lemma_d1_threshold(50, 10, 0.1, 0.01)
     True
     """
-    return lemma_d1_threshold(m, d, sigma_a, delta)
+    return _finite("gs1_bound", _lemma_d1, _sensitivity_args("gs1_bound", m, d, sigma_a, delta))
 
 
 def gs1_bound_corrected(m, d, sigma_a, delta):
