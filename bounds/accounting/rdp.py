@@ -24,6 +24,7 @@ _SERIES_MIN_LOG_A = 1e-2
 # The trapezoidal rule evaluates at most this many points per order (memory and time);
 # an order that would need more gets the chord bound of ``_log_a_chord``.
 _TRAPEZOID_MAX_POINTS = 2**21
+# Taylor terms of B(y) = (1+y) log(1+y) - y for |y| < 1/2 in ``_log_bernoulli_gap``.
 _GAP_SERIES_TERMS = 50
 # The reference quadrature puts a breakpoint every _QUAD_SPACING standard deviations, so
 # each Gauss-Kronrod panel resolves the width-1 bumps of the integrand; alpha / sigma is
