@@ -48,6 +48,8 @@ UNITS = ("bits", "nats")
 # Cells of Q_s beyond 14 standard deviations carry < 1e-44 of the mass.
 _QUANT_SPAN_SD = 14.0
 _QUANT_MAX_CELLS = 10_000_000
+# sample_round draws n_rounds * batch_size * n normals at once: at most 2^27 (1 GiB).
+_SAMPLE_MAX_DRAWS = 2**27
 
 
 def _scale(unit, func):
@@ -97,11 +99,18 @@ def _channel_mi(eig, b, s):
     r""":math:`\tfrac12\sum_j\log(1 + \lambda_j/(Bs^2))` nats over the last axis of ``eig``.
 
     ``s`` broadcasts against the leading axes; ``s = 0`` gives ``inf``, and an eigenvalue 0
-    contributes 0 whatever ``s``.
+    contributes 0 whatever ``s``. Where :math:`Bs^2` is a finite normal float and the ratio finite,
+    each term is ``log1p`` of the ratio; elsewhere (a tiny ``s`` underflows :math:`s^2`, or
+    the ratio overflows) ``logaddexp(0, log lambda - log B - 2 log s)``: every finite
+    positive ``s`` gives a finite value.
     """
-    s = np.asarray(s, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.log1p(eig / (b * s[..., None] ** 2))
+    s = np.asarray(s, dtype=float)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        noise = b * s * s
+        ratio = eig / noise
+        direct = (noise >= np.finfo(float).tiny) & np.isfinite(noise) & np.isfinite(ratio)
+        by_logs = np.logaddexp(0.0, np.log(eig) - math.log(b) - 2 * np.log(s))
+        terms = np.where(direct, np.log1p(ratio), by_logs)
     return 0.5 * np.sum(np.where(eig > 0, terms, 0.0), axis=-1)
 
 
@@ -115,6 +124,10 @@ def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="bits"):
     batch_size : :math:`B \ge 1`.
     noise_std : :math:`s \ge 0`; ``s = 0`` gives ``inf`` unless nothing informative is kept.
     unit : "bits" (default) or "nats".
+
+    The eigenvalues come from ``eigvalsh``, accurate to about 1e-16 times the largest: an
+    eigenvalue below that is numerically 0 (a covariance of condition number > 1e16 is
+    singular in float64).
 
     Examples
     --------
@@ -155,7 +168,7 @@ def masked_update_mi_small_noise(cov, keep, *, batch_size, noise_std, unit="bits
             f"The 'cov' parameter of {func} must be positive definite on the kept "
             f"coordinates. Got eigenvalue {eig.min()!r} instead."
         )
-    return float((0.5 * np.sum(np.log(eig / b)) - keep.sum() * math.log(s)) * scale)
+    return float((0.5 * np.sum(np.log(eig) - math.log(b)) - keep.sum() * math.log(s)) * scale)
 
 
 def random_mask_mi(variances, *, keep_prob, batch_size, noise_std, unit="bits"):
@@ -178,7 +191,7 @@ def random_mask_mi(variances, *, keep_prob, batch_size, noise_std, unit="bits"):
     b = check_real("batch_size", batch_size, func=func, low=1)
     s = real_array("noise_std", noise_std, func=func, low=0)
     mi = _channel_mi(var, b, s)
-    return as_output(np.where(q > 0, q * mi, 0.0) * scale)
+    return as_output((q * mi if q > 0 else np.zeros_like(mi)) * scale)  # q = 0: 0, even at s = 0
 
 
 def quantised_coordinate_entropy(std, step, *, unit="bits"):
@@ -202,12 +215,14 @@ def quantised_coordinate_entropy(std, step, *, unit="bits"):
     scale = _scale(unit, func)
     sigma = check_real("std", std, func=func, low=0, low_inclusive=False)
     s = check_real("step", step, func=func, low=0, low_inclusive=False)
-    n_cells = math.ceil(_QUANT_SPAN_SD * sigma / s) + 1
-    if 2 * n_cells + 1 > _QUANT_MAX_CELLS:
+    max_ratio = (_QUANT_MAX_CELLS - 3) / (2 * _QUANT_SPAN_SD)  # 2 ceil(14 r) + 3 cells
+    if not sigma / s <= max_ratio:  # also catches sigma / s = inf
         raise ValueError(
-            f"The 'step' parameter of {func} is too small for an exact sum: "
-            f"{2 * n_cells + 1} cells > {_QUANT_MAX_CELLS}. Got step={s!r}, std={sigma!r}."
+            f"The parameters 'std', 'step' of {func} must have std / step <= {max_ratio:g} "
+            f"(an exact sum over at most {_QUANT_MAX_CELLS} cells). Got std={sigma!r}, "
+            f"step={s!r} instead."
         )
+    n_cells = math.ceil(_QUANT_SPAN_SD * sigma / s) + 1
     l_abs = np.arange(0, n_cells + 1, dtype=float)
     upper = special.ndtr(-(l_abs - 0.5) * s / sigma)
     lower = special.ndtr(-(l_abs + 0.5) * s / sigma)
@@ -267,7 +282,8 @@ def sample_round(cov, *, batch_size, n_rounds, seed):
     r"""Draw ``n_rounds`` round gradients x = mean of B per-sample gradients (Monte Carlo checks).
 
     Per-sample gradients are :math:`N(0, \Sigma)` (``cov``) from ``numpy``'s generator
-    seeded with ``seed``; returns an array of shape ``(n_rounds, n)``.
+    seeded with ``seed``; returns an array of shape ``(n_rounds, n)``. At most 2^27
+    draws (``n_rounds * batch_size * n``) in one call, refused before allocating.
 
     Examples
     --------
@@ -278,6 +294,13 @@ def sample_round(cov, *, batch_size, n_rounds, seed):
     cov = _covariance(cov, func)
     b = check_int("batch_size", batch_size, func=func, low=1)
     n = check_int("n_rounds", n_rounds, func=func, low=1)
+    draws = n * b * cov.shape[0]
+    if draws > _SAMPLE_MAX_DRAWS:
+        raise ValueError(
+            f"The parameters 'n_rounds', 'batch_size' of {func} ask for n_rounds * batch_size "
+            f"* n = {draws} normal draws, more than {_SAMPLE_MAX_DRAWS} (1 GiB). "
+            f"Got n_rounds={n}, batch_size={b}, n={cov.shape[0]} instead."
+        )
     rng = np.random.default_rng(check_int("seed", seed, func=func, low=0))
     g = rng.multivariate_normal(np.zeros(cov.shape[0]), cov, size=(n, b), method="eigh")
     return g.mean(axis=1)

@@ -275,3 +275,61 @@ def check_distinct(name: str, values, *, func: str) -> tuple:
                 f"Got {value!r} {times} in {values!r} instead."
             )
     return values
+
+
+def check_broadcast(func: str, **arrays) -> tuple[int, ...]:
+    """Return the shape the named arguments broadcast to (numpy rules), else raise ValueError.
+
+    Examples
+    --------
+    >>> check_broadcast("f", x=np.ones(2), y=1.0)
+    (2,)
+    >>> check_broadcast("f", x=np.ones(2), y=np.ones(3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: The parameters 'x', 'y' of f must broadcast to one shape. Got shapes (2,), (3,) ...
+    """
+    shapes = [np.shape(value) for value in arrays.values()]
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        names = ", ".join(f"'{name}'" for name in arrays)
+        got = ", ".join(str(shape) for shape in shapes)
+        raise ValueError(
+            f"The parameters {names} of {func} must broadcast to one shape. "
+            f"Got shapes {got} instead."
+        ) from None
+
+
+def _describe(value) -> str:
+    if np.ndim(value) == 0:
+        value = value[()] if isinstance(value, np.ndarray) else value
+        return f"{value:g}" if isinstance(value, float | np.floating) else str(value)
+    arr = np.asarray(value, dtype=float)
+    return f"an array of shape {arr.shape} in [{arr.min():g}, {arr.max():g}]"
+
+
+def check_finite_result(value, *, func: str, **inputs):
+    """Return ``value`` if it is finite everywhere, else raise ValueError naming the inputs.
+
+    For results whose exact value exists but lies beyond the float range (about 1.8e308):
+    every input is valid on its own, their combination is not representable.
+
+    Examples
+    --------
+    >>> check_finite_result(2.0, func="f", x=1.0)
+    2.0
+    >>> check_finite_result(float("inf"), func="f", x=1e308, n=3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: The result of f is beyond the float range (about 1.8e308) for x=1e+308, n=3. ...
+    """
+    arr = np.asarray(value, dtype=float)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        given = ", ".join(f"{name}={_describe(v)}" for name, v in inputs.items())
+        raise ValueError(
+            f"The result of {func} is beyond the float range (about 1.8e308) for {given}. "
+            f"Got {float(arr[~finite].flat[0])!r} instead."
+        )
+    return value

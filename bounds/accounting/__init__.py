@@ -6,6 +6,14 @@ differential privacy. ``noise_multiplier`` is the noise scale divided by the sen
 :math:`b` divided by the :math:`\ell_1` sensitivity). Orders :math:`\alpha` must be > 1.
 Neighbouring datasets: add/remove one record (Fed-LTP Definition 1, dp-accounting's default).
 
+Infinity. A noise scale of 0 (no noise) is allowed and gives an infinite RDP, zCDP or
+epsilon: the mechanism releases the record and there is no privacy guarantee (dp-accounting
+returns ``inf`` for the Gaussian as well). A privacy loss whose value lies beyond the float
+range (about 1.8e308 nats, e.g. a noise multiplier of 1e-300) is returned as ``inf`` for the
+same reason, rather than raising: every epsilon that large is equally vacuous. ``nan`` is
+never returned, and an impossible input (a negative RDP, an empty order list) is refused
+with a ValueError naming the parameter, its allowed range and the value.
+
 Modules (one idea each; every public name is re-exported here, so
 ``from bounds.accounting import X`` works for all of them):
 
@@ -19,9 +27,10 @@ Mechanisms (vectorised over ``orders``; a scalar order gives a float)
     ``rdp_laplace(orders, noise_multiplier)``: exact (Mironov 2017, Prop. 6).
     ``rdp_sampled_gaussian(orders, *, q, noise_multiplier)``: Poisson-sampled Gaussian
     (Mironov, Talwar, Zhang 2019, arXiv 1908.10530): binomial expansion for integer orders
-    (Sec. 3.2), the two-sided series of Sec. 3.3 for fractional orders, all in log space.
+    (Sec. 3.2), the two-sided series of Sec. 3.3 for fractional orders (the trapezoidal rule
+    on A - 1 where it falls short), all in log space.
     ``log_a_sampled_gaussian_quad(alpha, *, q, noise_multiplier)``: the defining integral by
-    adaptive quadrature (reference, and the fallback when the series converges slowly).
+    adaptive quadrature (the reference; order over noise multiplier at most 2000).
 zCDP (Bun and Steinke 2016)
     ``zcdp_from_pure_dp(epsilon)`` (Prop. 1.4, Fed-LTP Lemma 1), ``zcdp_gaussian``,
     ``rdp_from_zcdp(rho, orders)``.

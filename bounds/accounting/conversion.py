@@ -8,7 +8,16 @@ import numpy as np
 import sympy as sp
 
 from bounds._vector import as_output
-from bounds.accounting._common import _ALPHA, _DELTA, _delta, _orders
+from bounds.accounting._common import (
+    _ALPHA,
+    _DELTA,
+    _MAX_COUNT,
+    _delta,
+    _noise,
+    _order_list,
+    _rdp_curve,
+    _sampled_orders,
+)
 from bounds.accounting.rdp import rdp_sampled_gaussian
 from bounds.validation import check_choice, check_int, check_real
 
@@ -25,13 +34,18 @@ _CONVERSIONS = ("tight", "classic")
 _SYM_TIGHT_CONVERSION = (sp.log(1 / _DELTA) - sp.log(_ALPHA)) / (_ALPHA - 1) + sp.log(
     1 - 1 / _ALPHA
 )
-_tight_conversion = sp.lambdify((_ALPHA, _DELTA), _SYM_TIGHT_CONVERSION, "numpy")
+# Evaluated with log(1/delta) expanded to -log(delta): 1/delta overflows for a subnormal delta.
+_tight_conversion = sp.lambdify(
+    (_ALPHA, _DELTA), sp.expand_log(_SYM_TIGHT_CONVERSION, force=True), "numpy"
+)
 
 
 def compose(*rdp_curves, counts=None):
     r"""Adaptive composition: RDP curves on the same orders add (Mironov 2017, Prop. 1).
 
-    ``counts[i]`` repetitions of curve ``i`` (default 1 each).
+    ``counts[i]`` repetitions of curve ``i`` (default 1 each), integers in
+    :math:`[0, 2^{53}]`. Curves hold RDP values in :math:`[0, \infty]` (``inf``: no privacy)
+    and share one shape; a curve repeated 0 times contributes 0, even an ``inf`` one.
 
     Examples
     --------
@@ -41,36 +55,37 @@ def compose(*rdp_curves, counts=None):
     func = "compose"
     if not rdp_curves:
         raise ValueError("compose needs at least one RDP curve. Got none instead.")
-    if counts is None:
-        counts = [1] * len(rdp_curves)
-    if len(counts) != len(rdp_curves):
+    curves = [_rdp_curve("rdp_curves", curve, func) for curve in rdp_curves]
+    shapes = {curve.shape for curve in curves}
+    if len(shapes) > 1:
         raise ValueError(
-            f"The 'counts' parameter of compose must have one entry per curve "
-            f"({len(rdp_curves)}). Got {len(counts)} instead."
+            f"The 'rdp_curves' parameter of {func} must hold curves of one shape (one value "
+            f"per order). Got shapes {sorted(shapes)} instead."
         )
-    total = 0.0
-    for curve, count in zip(rdp_curves, counts, strict=True):
-        n = check_int("counts", count, func=func, low=0)
-        arr = np.asarray(curve, dtype=float)
-        if np.isnan(arr).any() or (arr < 0).any():
-            raise ValueError(
-                f"The 'rdp_curves' parameter of {func} must hold values in [0, inf]. "
-                f"Got {arr!r} instead."
-            )
-        total = total + n * arr
+    if counts is None:
+        counts = [1] * len(curves)
+    if np.ndim(counts) != 1 or len(counts) != len(curves):
+        raise ValueError(
+            f"The 'counts' parameter of {func} must be a sequence of one integer per curve "
+            f"({len(curves)}). Got {counts!r} instead."
+        )
+    total = np.zeros(curves[0].shape)
+    for curve, count in zip(curves, counts, strict=True):
+        n = check_int("counts", count, func=func, low=0, high=_MAX_COUNT)
+        if n:
+            with np.errstate(over="ignore"):
+                total = total + n * curve
     return as_output(total)
 
 
 def _rdp_pair(orders, rdp, func):
-    orders = np.atleast_1d(_orders(orders, func)).astype(float)
-    rdp = np.atleast_1d(np.asarray(rdp, dtype=float))
+    orders = _order_list(orders, func)
+    rdp = np.atleast_1d(_rdp_curve("rdp", rdp, func))
     if rdp.shape != orders.shape:
         raise ValueError(
             f"The 'rdp' parameter of {func} must have the shape of 'orders' {orders.shape}. "
             f"Got {rdp.shape} instead."
         )
-    if np.isnan(rdp).any():
-        raise ValueError(f"The 'rdp' parameter of {func} must not contain NaN.")
     return orders, rdp
 
 
@@ -87,6 +102,12 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion="tight"):
     bound :math:`\delta \le \sqrt{1-e^{-\mathrm{KL}}}`), exactly as dp-accounting's
     ``compute_epsilon``. The result is clipped at 0.
 
+    ``orders``: a non-empty 1-D array of orders > 1; ``rdp``: one value per order in
+    :math:`[0, \infty]` (a negative RDP is impossible and refused; dp-accounting would
+    return epsilon 0 for it). An ``inf`` RDP (no noise) gives ``inf``, as does an epsilon
+    beyond the float range, and so does ``"tight"`` with no order above 1.01 unless the KL
+    short-cut applies (both as dp-accounting).
+
     Examples
     --------
     >>> eps, order = epsilon_from_rdp([2.0], [1.0], math.exp(-1), conversion="classic")
@@ -98,12 +119,15 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion="tight"):
     delta = _delta(delta, func)
     check_choice("conversion", conversion, func=func, choices=_CONVERSIONS)
     if conversion == "classic":
-        eps = rdp + math.log(1 / delta) / (orders - 1)
+        with np.errstate(over="ignore"):
+            eps = rdp - math.log(delta) / (orders - 1)
     else:
         with np.errstate(invalid="ignore", over="ignore"):
             eps = rdp + _tight_conversion(orders, delta)
         eps = np.where(orders > _TIGHT_MIN_ORDER, eps, np.inf)
-        eps = np.where(delta**2 + np.expm1(-rdp) > 0, 0.0, eps)
+        with np.errstate(divide="ignore"):  # delta^2 > 1 - e^-rdp, in logs (delta^2 underflows)
+            kl_bound = 2 * math.log(delta) > np.log(-np.expm1(-rdp))
+        eps = np.where(kl_bound, 0.0, eps)
     idx = int(np.argmin(eps))
     return max(0.0, float(eps[idx])), float(orders[idx])
 
@@ -115,7 +139,8 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion="tight"):
     :math:`\delta = \min_\alpha e^{(\alpha-1)(\mathrm{rdp}-\epsilon)}`; ``"tight"``
     :math:`\log\delta = \min_\alpha (\alpha-1)(\mathrm{rdp}-\epsilon+\log(1-1/\alpha)) - \log\alpha`
     (:math:`\alpha > 1.01`) together with :math:`\delta \le \sqrt{1-e^{-\mathrm{rdp}}}`
-    (as dp-accounting's ``compute_delta``). Clipped at 1.
+    (as dp-accounting's ``compute_delta``). Clipped at 1. Arguments as in
+    ``epsilon_from_rdp``; ``epsilon`` in :math:`[0, \infty)`.
 
     Examples
     --------
@@ -127,21 +152,24 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion="tight"):
     orders, rdp = _rdp_pair(orders, rdp, func)
     eps = check_real("epsilon", epsilon, func=func, low=0)
     check_choice("conversion", conversion, func=func, choices=_CONVERSIONS)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if conversion == "classic":
             log_delta = (orders - 1) * (rdp - eps)
         else:
-            kl = np.where(rdp > 0, 0.5 * np.log1p(-np.exp(-rdp)), -np.inf)
+            kl = 0.5 * np.log(-np.expm1(-rdp))  # log sqrt(1 - e^-rdp), -inf at rdp = 0
             bound = (orders - 1) * (rdp - eps + np.log1p(-1 / orders)) - np.log(orders)
             log_delta = np.where(orders > _TIGHT_MIN_ORDER, np.minimum(kl, bound), kl)
     idx = int(np.argmin(log_delta))
-    return min(1.0, math.exp(float(log_delta[idx]))), float(orders[idx])
+    return math.exp(min(0.0, float(log_delta[idx]))), float(orders[idx])
 
 
 def epsilon_sampled_gaussian(
     q, noise_multiplier, steps, delta, *, orders=DEFAULT_ORDERS, conversion="tight"
 ):
     """DP-SGD accountant: ``steps`` Poisson-sampled Gaussian steps; ``(epsilon, order)`` in nats.
+
+    ``rdp_sampled_gaussian`` composed ``steps`` times (an integer in :math:`[0, 2^{53}]`),
+    then ``epsilon_from_rdp``; ``orders`` a non-empty 1-D array in :math:`(1, 2^{20}]`.
 
     Examples
     --------
@@ -150,6 +178,11 @@ def epsilon_sampled_gaussian(
     0.0
     """
     func = "epsilon_sampled_gaussian"
-    steps = check_int("steps", steps, func=func, low=0)
-    curve = np.asarray(rdp_sampled_gaussian(orders, q=q, noise_multiplier=noise_multiplier))
-    return epsilon_from_rdp(orders, steps * np.atleast_1d(curve), delta, conversion=conversion)
+    q = check_real("q", q, func=func, low=0, high=1)
+    sigma = _noise("noise_multiplier", noise_multiplier, func)
+    steps = check_int("steps", steps, func=func, low=0, high=_MAX_COUNT)
+    delta = _delta(delta, func)
+    check_choice("conversion", conversion, func=func, choices=_CONVERSIONS)
+    orders = _sampled_orders(_order_list(orders, func), func)
+    curve = rdp_sampled_gaussian(orders, q=q, noise_multiplier=sigma)
+    return epsilon_from_rdp(orders, compose(curve, counts=[steps]), delta, conversion=conversion)

@@ -8,20 +8,39 @@ import numpy as np
 import sympy as sp
 
 from bounds._vector import as_output
-from bounds.accounting._common import _ALPHA, _LAMBDA, _T, _delta, _noise, _orders
+from bounds.accounting._common import (
+    _ALPHA,
+    _LAMBDA,
+    _MAX_COUNT,
+    _T,
+    _delta,
+    _noise,
+    _order_list,
+    _orders,
+    _sampled_orders,
+)
 from bounds.accounting.conversion import (
+    _CONVERSIONS,
     _SYM_TIGHT_CONVERSION,
     DEFAULT_ORDERS,
     _tight_conversion,
     epsilon_from_rdp,
 )
-from bounds.accounting.rdp import rdp_laplace, rdp_sampled_gaussian
-from bounds.accounting.zcdp import rdp_from_zcdp, zcdp_from_pure_dp
+from bounds.accounting.rdp import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
 from bounds.validation import check_choice, check_int, check_real
 
 # Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
 _SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)
-_rho_v_published = sp.lambdify((_T, _ALPHA, _LAMBDA), _SYM_RHO_V_PUBLISHED, "numpy")
+# Evaluated as exp of its expanded log: alpha (alpha - 1) or lambda^2 alone can overflow
+# or underflow where the quotient does not.
+_log_rho_v_published = sp.lambdify(
+    (_T, _ALPHA, _LAMBDA), sp.expand_log(sp.log(_SYM_RHO_V_PUBLISHED), force=True), "numpy"
+)
+
+
+def _round_index(t, func):
+    """The 0-based round index t, an integer in [0, 2^53 - 1] (t + 1 rounds compose)."""
+    return check_int("t", t, func=func, low=0, high=_MAX_COUNT - 1)
 
 
 def fedltp_rho_s_published(t, *, q, noise_multiplier, alpha):
@@ -33,6 +52,7 @@ def fedltp_rho_s_published(t, *, q, noise_multiplier, alpha):
 
     Since :math:`1-\tilde q+\tilde q\mu_1/\mu_0 = 1-\tilde q^2+\tilde q^2 N(1,\sigma^2)/\mu_0`,
     this equals :math:`(t+1)` times the sampled-Gaussian RDP at rate :math:`\tilde q^2`.
+    Arguments as in ``fedltp_epsilon_published``.
 
     Examples
     --------
@@ -40,11 +60,14 @@ def fedltp_rho_s_published(t, *, q, noise_multiplier, alpha):
     1.0
     """
     func = "fedltp_rho_s_published"
-    t = check_int("t", t, func=func, low=0)
+    t = _round_index(t, func)
     q = check_real("q", q, func=func, low=0, high=1)
-    return as_output(
-        (t + 1) * np.asarray(rdp_sampled_gaussian(alpha, q=q**2, noise_multiplier=noise_multiplier))
-    )
+    sigma = _noise("noise_multiplier", noise_multiplier, func)
+    a = _sampled_orders(alpha, func, name="alpha")
+    with np.errstate(over="ignore"):
+        return as_output(
+            (t + 1) * np.asarray(rdp_sampled_gaussian(a, q=q**2, noise_multiplier=sigma))
+        )
 
 
 def fedltp_rho_v_published(t, *, lambda_val, alpha):
@@ -55,7 +78,8 @@ def fedltp_rho_v_published(t, *, lambda_val, alpha):
 
     Deviation: Lemma 1 with :math:`\epsilon_{val} = 1/\lambda_{val}` gives
     :math:`D_\alpha \le \alpha/(2\lambda_{val}^2)` per round; the factor :math:`\alpha-1` comes
-    from the misprinted Definition 4 (package docstring).
+    from the misprinted Definition 4 (package docstring). Arguments as in
+    ``fedltp_epsilon_published`` (``alpha`` any order > 1 here).
 
     Examples
     --------
@@ -63,10 +87,11 @@ def fedltp_rho_v_published(t, *, lambda_val, alpha):
     1.0
     """
     func = "fedltp_rho_v_published"
-    t = check_int("t", t, func=func, low=0)
+    t = _round_index(t, func)
     lam = _noise("lambda_val", lambda_val, func)
-    a = _orders(alpha, func)
-    return as_output(_rho_v_published(t, a, lam))
+    a = _orders(alpha, func, name="alpha")
+    with np.errstate(over="ignore", divide="ignore"):  # lambda_val = 0: no noise, inf
+        return as_output(np.exp(_log_rho_v_published(t, a, np.float64(lam))))
 
 
 def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha):
@@ -77,12 +102,15 @@ def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha
 
     Parameters
     ----------
-    t : int >= 0, the 0-based round index (``t + 1`` rounds composed).
+    t : int in :math:`[0, 2^{53})`, the 0-based round index (``t + 1`` rounds composed).
     q : sampling rate :math:`\tilde q` of the local mini-batch, in [0, 1].
-    noise_multiplier : :math:`\sigma` of Algorithm 2 (noise std / clipping norm C).
-    lambda_val : Laplace scale of the validation scores (eq. 17, sensitivity 1).
+    noise_multiplier : :math:`\sigma \ge 0` of Algorithm 2 (noise std / clipping norm C).
+    lambda_val : Laplace scale :math:`\ge 0` of the validation scores (eq. 17, sensitivity 1).
     delta : in (0, 1).
-    alpha : order(s) > 1.
+    alpha : order(s) in :math:`(1, 2^{20}]`.
+
+    A zero noise scale (no noise) gives ``inf``, as does a value beyond the float range
+    (package docstring).
 
     Examples
     --------
@@ -91,8 +119,12 @@ def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha
     2.0
     """
     func = "fedltp_epsilon_published"
+    t = _round_index(t, func)
+    q = check_real("q", q, func=func, low=0, high=1)
+    noise_multiplier = _noise("noise_multiplier", noise_multiplier, func)
+    lambda_val = _noise("lambda_val", lambda_val, func)
     delta = _delta(delta, func)
-    a = _orders(alpha, func)
+    a = _sampled_orders(alpha, func, name="alpha")
     rho_s = np.asarray(fedltp_rho_s_published(t, q=q, noise_multiplier=noise_multiplier, alpha=a))
     rho_v = np.asarray(fedltp_rho_v_published(t, lambda_val=lambda_val, alpha=a))
     return as_output(rho_s + rho_v + _tight_conversion(a, delta))
@@ -103,6 +135,8 @@ def fedltp_epsilon_published_optimal(
 ):
     """Eq. 20 as printed, minimised over ``orders``; returns ``(epsilon, order)`` in nats.
 
+    Arguments as in ``fedltp_epsilon_published``; ``orders`` a non-empty 1-D array.
+
     Examples
     --------
     >>> kw = {"q": 1.0, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 0.25}
@@ -110,7 +144,8 @@ def fedltp_epsilon_published_optimal(
     >>> round(eps, 12), order
     (2.0, 2.0)
     """
-    a = _orders(orders, "fedltp_epsilon_published_optimal")
+    func = "fedltp_epsilon_published_optimal"
+    a = _sampled_orders(_order_list(orders, func), func)
     eps = np.atleast_1d(
         fedltp_epsilon_published(
             t,
@@ -122,7 +157,7 @@ def fedltp_epsilon_published_optimal(
         )
     )
     idx = int(np.argmin(eps))
-    return float(eps[idx]), float(np.atleast_1d(a)[idx])
+    return float(eps[idx]), float(a[idx])
 
 
 def fedltp_epsilon_corrected(
@@ -145,7 +180,8 @@ def fedltp_epsilon_corrected(
     or ``validation="zcdp"`` (Lemma 1 with the correct :math:`D_\alpha\le\alpha\rho`:
     :math:`\alpha/(2\lambda_{val}^2)`). Composition over rounds, then ``epsilon_from_rdp``.
     Summing the training and validation RDP is conservative when the two datasets are
-    disjoint (parallel composition would take the maximum).
+    disjoint (parallel composition would take the maximum). Arguments as in
+    ``fedltp_epsilon_published``; ``steps_per_round`` an integer in :math:`[1, 2^{53}]`.
 
     Examples
     --------
@@ -156,18 +192,20 @@ def fedltp_epsilon_corrected(
     (2.0, 2.0)
     """
     func = "fedltp_epsilon_corrected"
-    t = check_int("t", t, func=func, low=0)
-    steps = check_int("steps_per_round", steps_per_round, func=func, low=1)
+    t = _round_index(t, func)
+    q = check_real("q", q, func=func, low=0, high=1)
+    sigma = _noise("noise_multiplier", noise_multiplier, func)
     lam = _noise("lambda_val", lambda_val, func)
+    delta = _delta(delta, func)
+    steps = check_int("steps_per_round", steps_per_round, func=func, low=1, high=_MAX_COUNT)
     check_choice("validation", validation, func=func, choices=("exact", "zcdp"))
-    a = np.atleast_1d(_orders(orders, func))
-    train = np.atleast_1d(rdp_sampled_gaussian(a, q=q, noise_multiplier=noise_multiplier))
-    if validation == "exact":
-        val = np.atleast_1d(rdp_laplace(a, lam))
-    else:
-        rho = zcdp_from_pure_dp(1 / lam)
-        val = np.atleast_1d(rdp_from_zcdp(rho, a))
-    total = (t + 1) * (steps * train + val)
+    check_choice("conversion", conversion, func=func, choices=_CONVERSIONS)
+    a = _sampled_orders(_order_list(orders, func), func)
+    train = rdp_sampled_gaussian(a, q=q, noise_multiplier=sigma)
+    # "zcdp": Lemma 1, rho = (1/lam)^2 / 2 and D_alpha <= alpha rho: the Gaussian line in lam
+    val = rdp_laplace(a, lam) if validation == "exact" else rdp_gaussian(a, lam)
+    with np.errstate(over="ignore"):
+        total = (t + 1) * (steps * train + val)
     return epsilon_from_rdp(a, total, delta, conversion=conversion)
 
 

@@ -9,6 +9,14 @@ the "equivalent" mechanism is :math:`h(x) = f(x) + e`,
 :math:`e = \mathrm{Lap}(1, \sigma)^m \circ (\bar A x)` (mean 1, scale :math:`\sigma`).
 All logarithms are natural, so every epsilon is in nats (the unit of differential privacy).
 
+Numerics. Widths and dimensions are integers up to 2^53, evaluated as floats (a product
+such as ``m * d`` never wraps around); products and quotients that could leave the float
+range on the way are formed in logarithms. An epsilon_dp whose exact value lies beyond the
+float range (about 1.8e308 nats) is returned as ``inf``, like the vacuous proof form: no
+guarantee either way (the convention of ``bounds.accounting``). Every other quantity
+(thresholds, sensitivities, moments, widths, a noise scale) whose exact value lies beyond
+the float range raises ValueError naming the inputs; ``nan`` is never returned.
+
 Modules (one idea each; every public name is re-exported here, so
 ``from bounds.equivalence import X`` works for all of them):
 

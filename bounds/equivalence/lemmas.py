@@ -7,8 +7,9 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 from scipy import special
 
-from bounds._vector import as_output, int_array, real_array
-from bounds.equivalence._common import _delta_small, _positive
+from bounds._vector import as_output, real_array
+from bounds.equivalence._common import _count, _delta_small, _log_ratio, _positive
+from bounds.validation import check_broadcast, check_finite_result
 
 # Lemma A.5: Pr[|X| <= t] <= (4/5) t / sigma (folklore; exact sup is sqrt(2/pi) = 0.7979).
 LEMMA_A5_CONSTANT = 4 / 5
@@ -43,9 +44,12 @@ def lemma_a4_gaussian_tail(t, sigma):
     >>> lemma_a4_gaussian_tail(2.0, 1.0) == math.exp(-2)
     True
     """
-    t = real_array("t", t, func="lemma_a4_gaussian_tail", low=0)
-    sigma = _positive("sigma", sigma, "lemma_a4_gaussian_tail")
-    return as_output(np.exp(-(t**2) / (2 * sigma**2)))
+    func = "lemma_a4_gaussian_tail"
+    t = real_array("t", t, func=func, low=0)
+    sigma = _positive("sigma", sigma, func)
+    check_broadcast(func, t=t, sigma=sigma)
+    with np.errstate(over="ignore"):  # t / sigma = inf: the bound is exp(-inf) = 0
+        return as_output(np.exp(-0.5 * (t / sigma) ** 2))
 
 
 def lemma_a5_small_ball(t, sigma):
@@ -58,9 +62,13 @@ def lemma_a5_small_ball(t, sigma):
     >>> lemma_a5_small_ball(0.5, 2.0)  # (4/5) (1/4)
     0.2
     """
-    t = real_array("t", t, func="lemma_a5_small_ball", low=0)
-    sigma = _positive("sigma", sigma, "lemma_a5_small_ball")
-    return as_output(LEMMA_A5_CONSTANT * t / sigma)
+    func = "lemma_a5_small_ball"
+    t = real_array("t", t, func=func, low=0)
+    sigma = _positive("sigma", sigma, func)
+    check_broadcast(func, t=t, sigma=sigma)
+    with np.errstate(over="ignore"):
+        value = LEMMA_A5_CONSTANT * (t / sigma)
+    return as_output(check_finite_result(value, func=func, t=t, sigma=sigma))
 
 
 def lemma_a6_chi2_deviation(k, t, sigma=1.0):
@@ -79,8 +87,12 @@ def lemma_a6_chi2_deviation(k, t, sigma=1.0):
     k = _positive("k", k, func)
     t = real_array("t", t, func=func, low=0)
     sigma = _positive("sigma", sigma, func)
-    root = 2 * np.sqrt(k * t)
-    return as_output((root + 2 * t) * sigma**2), as_output(root * sigma**2)
+    check_broadcast(func, k=k, t=t, sigma=sigma)
+    with np.errstate(over="ignore"):
+        root = 2 * np.sqrt(k) * np.sqrt(t)
+        upper, lower = (root + 2 * t) * sigma * sigma, root * sigma * sigma
+    check_finite_result(upper, func=func, k=k, t=t, sigma=sigma)
+    return as_output(upper), as_output(lower)
 
 
 # ---------------------------------------------------------------------------------------
@@ -105,7 +117,11 @@ def lemma_b1_threshold(x_norm2, a, sigma, delta):
     x_norm2 = real_array("x_norm2", x_norm2, func=func, low=0)
     a, sigma = _positive("a", a, func), _positive("sigma", sigma, func)
     delta = _delta_small("delta", delta, func)
-    return as_output(LEMMA_B1_CONSTANT * x_norm2 * a * (np.sqrt(a / sigma) + 1) * np.log(1 / delta))
+    inputs = {"x_norm2": x_norm2, "a": a, "sigma": sigma, "delta": delta}
+    check_broadcast(func, **inputs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = LEMMA_B1_CONSTANT * x_norm2 * a * (np.sqrt(a) / np.sqrt(sigma) + 1) * -np.log(delta)
+    return as_output(check_finite_result(value, func=func, **inputs))
 
 
 def lemma_b2_threshold(m, x_norm2, a, sigma, delta):
@@ -119,13 +135,16 @@ def lemma_b2_threshold(m, x_norm2, a, sigma, delta):
     54000.0
     """
     func = "lemma_b2_threshold"
-    m = int_array("m", m, func=func, low=1)
+    m = _count("m", m, func)
     x_norm2 = real_array("x_norm2", x_norm2, func=func, low=0)
     a, sigma = _positive("a", a, func), _positive("sigma", sigma, func)
     delta = _delta_small("delta", delta, func)
-    return as_output(
-        LEMMA_B2_CONSTANT * m * x_norm2**2 * (sigma**2 + a**2) * np.log(m / delta) ** 3
-    )
+    inputs = {"m": m, "x_norm2": x_norm2, "a": a, "sigma": sigma, "delta": delta}
+    check_broadcast(func, **inputs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_term = _log_ratio(m, delta)
+        value = LEMMA_B2_CONSTANT * m * (x_norm2 * np.hypot(sigma, a)) ** 2 * log_term**3
+    return as_output(check_finite_result(value, func=func, **inputs))
 
 
 def lemma_b3_threshold(d, sigma1, e_norm2, e_norm_inf, delta):
@@ -139,16 +158,18 @@ def lemma_b3_threshold(d, sigma1, e_norm2, e_norm_inf, delta):
     12.0
     """
     func = "lemma_b3_threshold"
-    d = int_array("d", d, func=func, low=1)
+    d = _count("d", d, func)
     sigma1 = _positive("sigma1", sigma1, func)
     e_norm2 = real_array("e_norm2", e_norm2, func=func, low=0)
     e_norm_inf = real_array("e_norm_inf", e_norm_inf, func=func, low=0)
     delta = _delta_small("delta", delta, func)
-    log_term = np.log(d / delta)
+    inputs = {"d": d, "sigma1": sigma1, "e_norm2": e_norm2, "e_norm_inf": e_norm_inf}
+    check_broadcast(func, delta=delta, **inputs)
+    log_term = _log_ratio(d, delta)
     c2, cinf = LEMMA_B3_CONSTANTS
-    return as_output(
-        sigma1 * (c2 * e_norm2 * np.sqrt(log_term) + cinf * e_norm_inf * log_term**1.5)
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = sigma1 * (c2 * e_norm2 * np.sqrt(log_term) + cinf * e_norm_inf * log_term**1.5)
+    return as_output(check_finite_result(value, func=func, delta=delta, **inputs))
 
 
 def lemma_b4_threshold(d, sigma1, sigma2, delta):
@@ -162,10 +183,14 @@ def lemma_b4_threshold(d, sigma1, sigma2, delta):
     500000.0
     """
     func = "lemma_b4_threshold"
-    d = int_array("d", d, func=func, low=1)
+    d = _count("d", d, func)
     sigma1, sigma2 = _positive("sigma1", sigma1, func), _positive("sigma2", sigma2, func)
     delta = _delta_small("delta", delta, func)
-    return as_output(LEMMA_B4_CONSTANT * sigma1 * sigma2 * np.sqrt(d) * np.log(d / delta) ** 2)
+    inputs = {"d": d, "sigma1": sigma1, "sigma2": sigma2, "delta": delta}
+    check_broadcast(func, **inputs)
+    with np.errstate(over="ignore"):
+        value = LEMMA_B4_CONSTANT * sigma1 * sigma2 * np.sqrt(d) * _log_ratio(d, delta) ** 2
+    return as_output(check_finite_result(value, func=func, **inputs))
 
 
 def lemma_b5_constant_c(a, sigma_a, m, delta):
@@ -190,14 +215,19 @@ def lemma_b5_constant_c(a, sigma_a, m, delta):
     """
     func = "lemma_b5_constant_c"
     a, sigma_a = _positive("a", a, func), _positive("sigma_a", sigma_a, func)
-    m = int_array("m", m, func=func, low=1)
+    m = _count("m", m, func)
     delta = _delta_small("delta", delta, func)
-    r, log_term = a / sigma_a, np.log(m / delta)
-    return as_output(
-        LEMMA_B5_MEAN_CONSTANT * r**2
-        - np.sqrt(LEMMA_B5_SQRT_CONSTANT * r**3) * np.sqrt(log_term)
-        - LEMMA_B5_LINEAR_CONSTANT * r * log_term
-    )
+    inputs = {"a": a, "sigma_a": sigma_a, "m": m, "delta": delta}
+    check_broadcast(func, **inputs)
+    log_term = _log_ratio(m, delta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = a / sigma_a
+        value = (
+            LEMMA_B5_MEAN_CONSTANT * r**2
+            - r * np.sqrt(LEMMA_B5_SQRT_CONSTANT * r) * np.sqrt(log_term)
+            - LEMMA_B5_LINEAR_CONSTANT * r * log_term
+        )
+    return as_output(check_finite_result(value, func=func, **inputs))
 
 
 def lemma_b5_part2_floor(a, sigma_a, m, delta):
@@ -216,15 +246,21 @@ def lemma_b5_part2_floor(a, sigma_a, m, delta):
     """
     func = "lemma_b5_part2_floor"
     a, sigma_a = _positive("a", a, func), _positive("sigma_a", sigma_a, func)
-    m = int_array("m", m, func=func, low=1)
+    m = _count("m", m, func)
     delta = _delta_small("delta", delta, func)
-    required = LEMMA_B5_PART2_RATIO * np.log(m / delta)
-    if np.any(a / sigma_a < required):
-        raise ValueError(
-            "lemma_b5_part2_floor applies only when a / sigma_a >= 20 log(m / delta). "
-            f"Got a / sigma_a = {np.min(a / sigma_a):g} < {np.max(required):g} instead."
-        )
-    return as_output(LEMMA_B5_PART2_FLOOR * a**2 / sigma_a)
+    inputs = {"a": a, "sigma_a": sigma_a, "m": m, "delta": delta}
+    check_broadcast(func, **inputs)
+    with np.errstate(over="ignore"):
+        ratio = a / sigma_a
+        required = LEMMA_B5_PART2_RATIO * _log_ratio(m, delta)
+        if np.any(ratio < required):
+            raise ValueError(
+                f"The parameters 'a', 'sigma_a' of {func} must satisfy a / sigma_a >= "
+                f"20 log(m / delta) (the lemma's regime). Got a / sigma_a = "
+                f"{np.min(ratio):g} < {np.max(required):g} instead."
+            )
+        value = LEMMA_B5_PART2_FLOOR * a * ratio
+    return as_output(check_finite_result(value, func=func, **inputs))
 
 
 # ---------------------------------------------------------------------------------------
@@ -241,10 +277,21 @@ def claim_c4_variance_published(a):
     ``truncated_gaussian_moment(2, a, 1.0)``
     :math:`= \mathrm{erf}(a/\sqrt2) - \sqrt{2/\pi}\,a e^{-a^2/2}`.
 
+    The printed expression cancels for small ``a`` (it rounds to 0, or below, once
+    :math:`a^2/3` is under the float resolution); for :math:`a < 1` it is evaluated as the
+    same conditional variance
+    :math:`\mathbb E[x^2 1\{|x|\le a\}]/\Pr[|x|\le a]
+    = \tfrac{a^2}{3}M(\tfrac32, \tfrac52, -\tfrac{a^2}2)/M(\tfrac12, \tfrac32, -\tfrac{a^2}2)`
+    (the incomplete gamma functions of ``truncated_gaussian_moment``, DLMF 8.5.1).
+
     Examples
     --------
     >>> round(claim_c4_variance_published(40.0), 12)  # no truncation left: Var = 1
     1.0
     """
     a = _positive("a", a, "claim_c4_variance_published")
-    return as_output(1 - np.sqrt(2 / np.pi) * a * np.exp(-(a**2) / 2) / special.erf(a / np.sqrt(2)))
+    with np.errstate(over="ignore", under="ignore"):
+        printed = 1 - np.sqrt(2 / np.pi) * a * np.exp(-(a**2) / 2) / special.erf(a / np.sqrt(2))
+        x = np.minimum(a, 1.0) ** 2 / 2
+        small = x * 2 / 3 * special.hyp1f1(1.5, 2.5, -x) / special.hyp1f1(0.5, 1.5, -x)
+    return as_output(np.where(a < 1, small, printed))

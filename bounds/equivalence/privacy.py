@@ -7,19 +7,28 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output, int_array
+from bounds._vector import as_output
 from bounds.equivalence._common import (
     _D,
     _DELTA_DP,
     _GS1,
     _M,
+    _MAX_COUNT,
     _SIGMA,
     _SIGMA_A,
+    _count,
+    _log_ratio,
     _positive,
     _probability,
 )
-from bounds.equivalence.sensitivity import _lemma_d1, _sym_lemma_d1, gs1_bound
-from bounds.validation import check_choice, check_finite_array, check_int
+from bounds.equivalence.sensitivity import _lemma_d1, _sym_lemma_d1
+from bounds.validation import (
+    check_broadcast,
+    check_choice,
+    check_finite_array,
+    check_finite_result,
+    check_int,
+)
 
 # Proof of E.2, Part 1, last two lines: 1/6 (a/sigma_A)^2 - 1/5 (a/sigma_A)^1.5 log(m/delta_dp).
 PART1_MEAN_CONSTANT = 1 / 6
@@ -36,23 +45,43 @@ def _sym_theorem(theorem, gs1):
     return THEOREM_E_FACTOR * gs1 * factor / (_SIGMA * _SIGMA_A)
 
 
-_theorem = {
-    theorem: sp.lambdify((_SIGMA, _SIGMA_A, _M, _DELTA_DP, _GS1), _sym_theorem(theorem, _GS1))
+# Evaluated as exp of the expanded log of the formula: a product such as
+# delta_dp * sigma * sigma_A can underflow (or GS_1 m overflow) where the epsilon does not.
+_log_theorem = {
+    theorem: sp.lambdify(
+        (_SIGMA, _SIGMA_A, _M, _DELTA_DP, _GS1),
+        sp.expand_log(sp.log(_sym_theorem(theorem, _GS1)), force=True),
+    )
     for theorem in _THEOREMS
 }
 
 
+def _theorem_log_epsilon(theorem, sigma, sigma_a, m, d, delta_dp, gs1, func):
+    """log of Theorems E.1/E.2 as stated, and the broadcast shape of the arguments.
+
+    With the default GS_1 = sigma_A * (D.2 at sigma_A = 1), sigma_A cancels and is not
+    multiplied in at all (it could overflow where the epsilon does not).
+    """
+    sigma, sigma_a = _positive("sigma", sigma, func), _positive("sigma_a", sigma_a, func)
+    m, d = _count("m", m, func), _count("d", d, func)
+    delta_dp = _probability("delta_dp", delta_dp, func)
+    if gs1 is not None:
+        gs1 = _positive("gs1", gs1, func)
+    shape = check_broadcast(
+        func, sigma=sigma, sigma_a=sigma_a, m=m, d=d, delta_dp=delta_dp, gs1=gs1
+    )
+    if gs1 is None:
+        log_eps = _log_theorem[theorem](sigma, 1.0, m, delta_dp, _lemma_d1(m, d, 1.0, delta_dp))
+    else:
+        log_eps = _log_theorem[theorem](sigma, sigma_a, m, delta_dp, gs1)
+    return np.broadcast_to(log_eps, shape)
+
+
 def _theorem_epsilon(theorem, sigma, sigma_a, m, d, delta_dp, gs1, func):
     """Theorems E.1/E.2 as stated: 2 GS_1(f) (m/delta or log(m/delta)) / (sigma sigma_A)."""
-    sigma, sigma_a = _positive("sigma", sigma, func), _positive("sigma_a", sigma_a, func)
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
-    delta_dp = _probability("delta_dp", delta_dp, func)
-    if gs1 is None:
-        gs1 = np.asarray(gs1_bound(m, d, sigma_a, delta_dp))
-    else:
-        gs1 = _positive("gs1", gs1, func)
-    return as_output(_theorem[theorem](sigma, sigma_a, m, delta_dp, gs1))
+    log_eps = _theorem_log_epsilon(theorem, sigma, sigma_a, m, d, delta_dp, gs1, func)
+    with np.errstate(over="ignore"):  # beyond the float range: inf (package docstring)
+        return as_output(np.exp(log_eps))
 
 
 def epsilon_dp_theorem_e1(sigma, sigma_a, m, d, delta_dp, *, gs1=None):
@@ -127,14 +156,19 @@ def epsilon_dp_proof_e2(sigma, sigma_a, a, m, d, delta_dp):
     func = "epsilon_dp_proof_e2"
     sigma, sigma_a = _positive("sigma", sigma, func), _positive("sigma_a", sigma_a, func)
     a = _positive("a", a, func)
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
+    m, d = _count("m", m, func), _count("d", d, func)
     delta_dp = _probability("delta_dp", delta_dp, func)
-    r = a / sigma_a
-    floor = PART1_MEAN_CONSTANT * r**2 - PART1_DEVIATION_CONSTANT * r**1.5 * np.log(m / delta_dp)
+    check_broadcast(func, sigma=sigma, sigma_a=sigma_a, a=a, m=m, d=d, delta_dp=delta_dp)
     numerator = THEOREM_E_FACTOR * _lemma_d1(m, d, 1.0, delta_dp)  # D.2 divided by sigma_A
-    with np.errstate(divide="ignore"):
-        eps = np.where(floor > 0, numerator / (sigma * np.where(floor > 0, floor, 1.0)), np.inf)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        log_r = np.log(a) - np.log(sigma_a)
+        # floor = r^1.5 (r^0.5 / 6 - log(m/delta) / 5): the sign from the bracket, and the
+        # quotient in logs (r^1.5 or numerator / sigma alone can leave the float range)
+        bracket = PART1_MEAN_CONSTANT * np.exp(log_r / 2) - PART1_DEVIATION_CONSTANT * _log_ratio(
+            m, delta_dp
+        )
+        log_eps = np.log(numerator) - np.log(sigma) - 1.5 * log_r - np.log(bracket)
+        eps = np.where(bracket > 0, np.exp(log_eps), np.inf)
     return as_output(eps)
 
 
@@ -153,8 +187,12 @@ def sigma_for_epsilon_dp(epsilon_dp, *, sigma_a, m, d, delta_dp, theorem="E.2", 
     func = "sigma_for_epsilon_dp"
     epsilon_dp = _positive("epsilon_dp", epsilon_dp, func)
     check_choice("theorem", theorem, func=func, choices=_THEOREMS)
-    stated = epsilon_dp_theorem_e1 if theorem == "E.1" else epsilon_dp_theorem_e2
-    return as_output(np.asarray(stated(1.0, sigma_a, m, d, delta_dp, gs1=gs1)) / epsilon_dp)
+    log_k = _theorem_log_epsilon(theorem, 1.0, sigma_a, m, d, delta_dp, gs1, func)
+    check_broadcast(func, epsilon_dp=epsilon_dp, sigma_a=log_k)
+    with np.errstate(over="ignore"):
+        sigma = np.exp(log_k - np.log(epsilon_dp))  # K / epsilon_dp, K = epsilon at sigma 1
+    inputs = {"epsilon_dp": epsilon_dp, "sigma_a": sigma_a, "m": m, "d": d, "delta_dp": delta_dp}
+    return as_output(check_finite_result(sigma, func=func, **inputs))
 
 
 def remark_e3_parameters(m, *, theorem="E.2"):
@@ -172,7 +210,7 @@ def remark_e3_parameters(m, *, theorem="E.2"):
     >>> remark_e3_parameters(10)
     {'sigma': 10.0, 'sigma_a': 0.1, 'a': 0.1}
     """
-    m = check_int("m", m, func="remark_e3_parameters", low=1)
+    m = check_int("m", m, func="remark_e3_parameters", low=1, high=_MAX_COUNT)
     check_choice("theorem", theorem, func="remark_e3_parameters", choices=_THEOREMS)
     sigma = float(m if theorem == "E.2" else m**2)
     return {"sigma": sigma, "sigma_a": 1.0 / sigma, "a": 1.0 / sigma}
@@ -206,8 +244,36 @@ def privacy_loss(y, loc1, scale1, loc2, scale2):
         check_finite_array("loc2", loc2, func=func),
     )
     scale1, scale2 = _positive("scale1", scale1, func), _positive("scale2", scale2, func)
-    terms = np.log(scale2 / scale1) + np.abs(y - loc2) / scale2 - np.abs(y - loc1) / scale1
-    return as_output(np.sum(terms, axis=-1))
+    inputs = {"y": y, "loc1": loc1, "scale1": scale1, "loc2": loc2, "scale2": scale2}
+    if check_broadcast(func, **inputs) == ():
+        raise ValueError(
+            f"The parameters of {func} must have a last axis indexing the coordinates "
+            "(at least 1-dimensional). Got scalars instead."
+        )
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        distances = _difference_of_exps(
+            _log_scaled_distance(y, loc2, scale2), _log_scaled_distance(y, loc1, scale1)
+        )  # |y - loc2| / scale2 - |y - loc1| / scale1
+        terms = np.log(scale2) - np.log(scale1) + distances
+    return as_output(check_finite_result(np.sum(terms, axis=-1), func=func, **inputs))
+
+
+def _log_scaled_distance(y, loc, scale):
+    """log(|y - loc| / scale), with y - loc halved first where it would overflow."""
+    diff = y - loc
+    log_diff = np.where(
+        np.isfinite(diff), np.log(np.abs(diff)), np.log(np.abs(y / 2 - loc / 2)) + np.log(2)
+    )
+    return log_diff - np.log(scale)
+
+
+def _difference_of_exps(log_a, log_b):
+    """e^log_a - e^log_b as sign * exp(max + log(1 - e^(min - max))): finite whenever the
+    difference is, even where each term alone overflows; 0 where the two are equal."""
+    high, low = np.maximum(log_a, log_b), np.minimum(log_a, log_b)
+    sign = np.where(log_a >= log_b, 1.0, -1.0)
+    value = sign * np.exp(high + np.log(-np.expm1(low - high)))
+    return np.where(log_a == log_b, 0.0, value)
 
 
 def epsilon_dp_fixed_scale(sigma, scale_floor, gs1_location):
@@ -229,7 +295,15 @@ def epsilon_dp_fixed_scale(sigma, scale_floor, gs1_location):
     sigma = _positive("sigma", sigma, func)
     scale_floor = _positive("scale_floor", scale_floor, func)
     gs1_location = _positive("gs1_location", gs1_location, func)
-    return as_output(gs1_location / (sigma * scale_floor))
+    check_broadcast(func, sigma=sigma, scale_floor=scale_floor, gs1_location=gs1_location)
+    tiny = np.finfo(float).tiny
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        denominator = sigma * scale_floor
+        direct = gs1_location / denominator
+        # where the product or the quotient leaves the normal range: in logs
+        by_logs = np.exp(np.log(gs1_location) - np.log(sigma) - np.log(scale_floor))
+        exact = np.isfinite(direct) & (denominator >= tiny) & (direct >= tiny)
+    return as_output(np.where(exact, direct, by_logs))  # beyond the range: inf (docstring)
 
 
 def epsilon_dp_theorem_expr(*, theorem="E.2"):

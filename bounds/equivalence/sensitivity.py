@@ -7,9 +7,18 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output, int_array
-from bounds.equivalence._common import _D, _DELTA_DP, _M, _SIGMA_A, _positive, _probability
-from bounds.validation import check_choice
+from bounds._vector import as_output
+from bounds.equivalence._common import (
+    _D,
+    _DELTA_DP,
+    _M,
+    _SIGMA_A,
+    _count,
+    _log_ratio,
+    _positive,
+    _probability,
+)
+from bounds.validation import check_broadcast, check_choice, check_finite_result
 
 # Lemma D.1 / D.2: sigma_A m + 4 sigma_A sqrt(m) log^1.5(md/delta).
 LEMMA_D1_CONSTANT = 4
@@ -22,7 +31,31 @@ def _sym_lemma_d1(m, d, sigma_a, delta):
     ) ** sp.Rational(3, 2)
 
 
-_lemma_d1 = sp.lambdify((_M, _D, _SIGMA_A, _DELTA_DP), _sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP))
+# Evaluated with log(md/delta) expanded to log m + log d - log delta: the quotient itself
+# can overflow for a tiny delta while its logarithm is small.
+_lemma_d1 = sp.lambdify(
+    (_M, _D, _SIGMA_A, _DELTA_DP),
+    sp.expand_log(_sym_lemma_d1(_M, _D, _SIGMA_A, _DELTA_DP), force=True),
+)
+
+
+def _sensitivity_args(func, m, d, sigma_a, delta):
+    """Validate (m, d, sigma_a, delta) of D.1-D.3: counts as floats, delta in (0, 1)."""
+    args = {
+        "m": _count("m", m, func),
+        "d": _count("d", d, func),
+        "sigma_a": _positive("sigma_a", sigma_a, func),
+        "delta": _probability("delta", delta, func),
+    }
+    check_broadcast(func, **args)
+    return args
+
+
+def _finite(func, formula, args):
+    """Evaluate ``formula(**args)`` and refuse a result beyond the float range."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = formula(*args.values())
+    return as_output(check_finite_result(value, func=func, **args))
 
 
 def lemma_d1_threshold(m, d, sigma_a, delta):
@@ -36,11 +69,7 @@ def lemma_d1_threshold(m, d, sigma_a, delta):
     5.0
     """
     func = "lemma_d1_threshold"
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
-    sigma_a = _positive("sigma_a", sigma_a, func)
-    delta = _probability("delta", delta, func)
-    return as_output(_lemma_d1(m, d, sigma_a, delta))
+    return _finite(func, _lemma_d1, _sensitivity_args(func, m, d, sigma_a, delta))
 
 
 def gs1_bound(m, d, sigma_a, delta):
@@ -60,7 +89,7 @@ def gs1_bound(m, d, sigma_a, delta):
     >>> gs1_bound(50, 10, 0.1, 0.01) == lemma_d1_threshold(50, 10, 0.1, 0.01)
     True
     """
-    return lemma_d1_threshold(m, d, sigma_a, delta)
+    return _finite("gs1_bound", _lemma_d1, _sensitivity_args("gs1_bound", m, d, sigma_a, delta))
 
 
 def gs1_bound_corrected(m, d, sigma_a, delta):
@@ -80,11 +109,11 @@ def gs1_bound_corrected(m, d, sigma_a, delta):
     0.0
     """
     func = "gs1_bound_corrected"
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
-    sigma_a = _positive("sigma_a", sigma_a, func)
-    delta = _probability("delta", delta, func)
-    return as_output(sigma_a * (m * np.sqrt(2 / np.pi) + np.sqrt(2 * m * np.log(d / delta))))
+
+    def formula(m, d, sigma_a, delta):
+        return sigma_a * (m * np.sqrt(2 / np.pi) + np.sqrt(2 * m * _log_ratio(d, delta)))
+
+    return _finite(func, formula, _sensitivity_args(func, m, d, sigma_a, delta))
 
 
 def gs2_bound(m, d, sigma_a, delta, *, form="statement"):
@@ -105,15 +134,17 @@ def gs2_bound(m, d, sigma_a, delta, *, form="statement"):
     0.0
     """
     func = "gs2_bound"
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
-    sigma_a = _positive("sigma_a", sigma_a, func)
-    delta = _probability("delta", delta, func)
+    args = _sensitivity_args(func, m, d, sigma_a, delta)
     check_choice("form", form, func=func, choices=("statement", "proof"))
-    if form == "statement":
-        value = 2 * (np.sqrt(m * d) + np.sqrt(np.log(1 / delta)))
-        return as_output(np.broadcast_to(value, np.broadcast_shapes(value.shape, sigma_a.shape)))
-    return as_output(sigma_a * (np.sqrt(m * d) + np.sqrt(2 * np.log(1 / delta))))
+
+    def formula(m, d, sigma_a, delta):
+        root_md = np.sqrt(m) * np.sqrt(d)
+        if form == "statement":  # no sigma_A, but the shape still broadcasts with it
+            value = 2 * (root_md + np.sqrt(-np.log(delta)))
+            return np.broadcast_to(value, np.broadcast_shapes(value.shape, sigma_a.shape))
+        return sigma_a * (root_md + np.sqrt(-2 * np.log(delta)))
+
+    return _finite(func, formula, args)
 
 
 def gs2_bound_corrected(m, d, sigma_a, delta):
@@ -130,8 +161,8 @@ def gs2_bound_corrected(m, d, sigma_a, delta):
     4.0
     """
     func = "gs2_bound_corrected"
-    m = int_array("m", m, func=func, low=1)
-    d = int_array("d", d, func=func, low=1)
-    sigma_a = _positive("sigma_a", sigma_a, func)
-    delta = _probability("delta", delta, func)
-    return as_output(sigma_a * (np.sqrt(m) + np.sqrt(2 * np.log(d / delta))))
+
+    def formula(m, d, sigma_a, delta):
+        return sigma_a * (np.sqrt(m) + np.sqrt(2 * _log_ratio(d, delta)))
+
+    return _finite(func, formula, _sensitivity_args(func, m, d, sigma_a, delta))

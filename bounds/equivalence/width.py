@@ -7,50 +7,61 @@ import math
 import numpy as np
 from scipy import optimize
 
-from bounds._vector import as_output, int_array, real_array
-from bounds.equivalence._common import _positive
-from bounds.equivalence.moments import LAPLACE_FOURTH_MOMENT, truncated_gaussian_moment
-from bounds.validation import check_choice, check_finite_array, check_real
+from bounds._vector import as_output, real_array
+from bounds.equivalence._common import _count, _log_ratio, _positive
+from bounds.equivalence.moments import LAPLACE_FOURTH_MOMENT, _log_half_moment
+from bounds.validation import (
+    check_broadcast,
+    check_choice,
+    check_finite_array,
+    check_finite_result,
+    check_real,
+)
 
 # Proof of E.2, Part 2: the 48 = 2 * 24 (24 = LAPLACE_FOURTH_MOMENT, E[z_i^2] = 24 b_i^4).
 PART2_CONSTANT = 48.0
 PART2_B1_CONSTANT = 10.0
 
 _PRUNINGS = ("magnitude", "folded")
+# required_width can exceed 2^53 (it rounds the root up there): widths up to the float range.
+_MAX_WIDTH = int(np.finfo(float).max)
 
 
-def _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a):
-    r = a / sigma_a
-    return (
-        eps_ap**-4
-        * math.log(1 / delta_ap)
-        * PART2_CONSTANT
-        * (PART2_B1_CONSTANT * r * (math.sqrt(r) + 1)) ** 4
-        * (sigma**4 * sigma_a**4 + sigma * sigma_a**2)
+def _log_part2_constant(eps_ap, delta_ap, a, sigma, sigma_a):
+    """log K of Part 2's condition m >= K log^4(m / delta_ap), summed in logs (K itself
+    overflows for a small eps_ap or a large a / sigma_a)."""
+    log_r = math.log(a) - math.log(sigma_a)
+    log_b1 = math.log(PART2_B1_CONSTANT) + log_r + np.logaddexp(0.0, log_r / 2)  # 10 r (sqrt r + 1)
+    log_s, log_sa = math.log(sigma), math.log(sigma_a)
+    return float(
+        -4 * math.log(eps_ap)
+        + math.log(-math.log(delta_ap))
+        + math.log(PART2_CONSTANT)
+        + 4 * log_b1
+        + np.logaddexp(
+            4 * (log_s + log_sa), log_s + 2 * log_sa
+        )  # sigma^4 sigma_A^4 + sigma sigma_A^2
     )
 
 
-def _part2_rhs(k, m, delta_ap):
+def _part2_rhs(log_k, m, delta_ap):
     """K log^4(m / delta_ap): the right-hand side of Part 2's width condition."""
-    return k * np.log(m / delta_ap) ** 4
+    with np.errstate(over="ignore"):
+        return np.exp(log_k + 4 * np.log(_log_ratio(m, delta_ap)))
 
 
 def _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a):
-    return (
-        check_real("eps_ap", eps_ap, func=func, low=0, low_inclusive=False),
-        check_real(
-            "delta_ap",
-            delta_ap,
-            func=func,
-            low=0,
-            high=1,
-            low_inclusive=False,
-            high_inclusive=False,
+    """The validated arguments of Part 2, by name."""
+    positive = {"low": 0, "low_inclusive": False}
+    return {
+        "eps_ap": check_real("eps_ap", eps_ap, func=func, **positive),
+        "delta_ap": check_real(
+            "delta_ap", delta_ap, func=func, high=1, high_inclusive=False, **positive
         ),
-        check_real("a", a, func=func, low=0, low_inclusive=False),
-        check_real("sigma", sigma, func=func, low=0, low_inclusive=False),
-        check_real("sigma_a", sigma_a, func=func, low=0, low_inclusive=False),
-    )
+        "a": check_real("a", a, func=func, **positive),
+        "sigma": check_real("sigma", sigma, func=func, **positive),
+        "sigma_a": check_real("sigma_a", sigma_a, func=func, **positive),
+    }
 
 
 def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
@@ -60,7 +71,8 @@ def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
               \Big(48\big(10\tfrac{a}{\sigma_A}(\sqrt{a/\sigma_A}+1)\log(m/\delta)\big)^4\Big)
               (\sigma^4\sigma_A^4 + \sigma\sigma_A^2)
 
-    with :math:`\epsilon = \epsilon_{ap}`, :math:`\delta = \delta_{ap}`. ``m`` may be an array.
+    with :math:`\epsilon = \epsilon_{ap}`, :math:`\delta = \delta_{ap}`. ``m`` may be an array
+    of integer widths up to the float range; a value beyond it raises ValueError.
 
     Examples
     --------
@@ -69,9 +81,10 @@ def part2_width_rhs(m, *, eps_ap, delta_ap, a, sigma, sigma_a):
     15360000
     """
     func = "part2_width_rhs"
-    eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
-    m = int_array("m", m, func=func, low=1)
-    return as_output(_part2_rhs(_part2_constant(eps_ap, delta_ap, a, sigma, sigma_a), m, delta_ap))
+    args = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
+    m = _count("m", m, func, high=_MAX_WIDTH)
+    value = _part2_rhs(_log_part2_constant(**args), m, args["delta_ap"])
+    return as_output(check_finite_result(value, func=func, m=m, **args))
 
 
 def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
@@ -99,29 +112,28 @@ def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
     False
     """
     func = "required_width"
-    eps_ap, delta_ap, a, sigma, sigma_a = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
-    k = _part2_constant(eps_ap, delta_ap, a, sigma, sigma_a)
-    k4 = k**0.25
-    log_inv_delta = math.log(1 / delta_ap)
+    args = _check_part2(func, eps_ap, delta_ap, a, sigma, sigma_a)
+    log_k = _log_part2_constant(**args)
+    log_inv_delta = -math.log(args["delta_ap"])
 
     def holds(m: int) -> bool:
-        return m >= _part2_rhs(k, m, delta_ap)
+        return m >= _part2_rhs(log_k, m, args["delta_ap"])
 
     def h(u: float) -> float:
-        return math.exp(u / 4) - k4 * (u + log_inv_delta)
+        """log of e^{u/4} / (K^{1/4} (u + log 1/delta)): the condition's sign, in logs."""
+        return u / 4 - log_k / 4 - math.log(u + log_inv_delta)
 
-    u_min = max(4 * math.log(4 * k4), 0.0)
+    u_min = max(4 - log_inv_delta, 0.0)  # h is convex with its minimum at u + log(1/delta) = 4
     if h(u_min) >= 0:
         return 1
     upper = u_min + 1.0
-    for _ in range(200):  # h grows like exp(u/4): a few doublings always suffice
+    for _ in range(200):  # h grows like u/4: a few doublings always suffice
         if h(upper) > 0:
             break
         upper = 2 * upper + 1
-    else:
-        raise ValueError(f"required_width did not bracket a root for K = {k:g}.")
     u_root = optimize.brentq(h, u_min, upper, xtol=1e-12)
-    root = math.exp(u_root)
+    with np.errstate(over="ignore"):
+        root = float(check_finite_result(np.exp(u_root), func=func, **args))
     if root >= 2**52:  # unit steps are below float resolution: round the root up
         return math.ceil(root * (1 + 1e-12))
     m = max(1, math.floor(root))
@@ -129,7 +141,9 @@ def required_width(eps_ap, delta_ap, *, a, sigma, sigma_a):
         if holds(m):
             break
         m += 1
-    while m > 1 and holds(m - 1) and (m - 1) > math.exp(u_min):
+    for _ in range(64):
+        if not (m > 1 and holds(m - 1) and (m - 1) > math.exp(u_min)):
+            break
         m -= 1
     return m
 
@@ -158,16 +172,29 @@ def pruned_row_moments(x, *, a, sigma_a, pruning="magnitude"):
     a = check_real("a", a, func=func, low=0, low_inclusive=False)
     sigma_a = check_real("sigma_a", sigma_a, func=func, low=0, low_inclusive=False)
     check_choice("pruning", pruning, func=func, choices=_PRUNINGS)
-    one_sided = pruning == "folded"
-    mu = [truncated_gaussian_moment(k, a, sigma_a, one_sided=one_sided) for k in range(5)]
+    # Work with u / 2^e_u (2^e_u ~ min(a, sigma_a), the scale of u) and x / 2^e_x (exact
+    # power-of-two scalings): every moment and sum below is then of order 1 or below, and
+    # the results are scaled back by 2^(2e), 2^(4e) at the end (overflowing only where
+    # m2, m4 themselves do).
+    e_u = int(np.frexp(min(a, sigma_a))[1])
+    e_x = int(np.frexp(np.max(np.abs(x)))[1]) if np.any(x) else 0
+    xs = np.ldexp(x, -e_x)
+    log_a, log_s = math.log(a) - e_u * math.log(2), math.log(sigma_a) - e_u * math.log(2)
+    mu = []
+    for k in range(5):
+        half = math.exp(_log_half_moment(k, log_a, log_s))
+        mu.append(half if pruning == "folded" else (2 * half if k % 2 == 0 else 0.0))
     k1 = mu[1]
     k2 = mu[2] - mu[1] ** 2
     k3 = mu[3] - 3 * mu[2] * mu[1] + 2 * mu[1] ** 3
     k4 = mu[4] - 4 * mu[3] * mu[1] - 3 * mu[2] ** 2 + 12 * mu[2] * mu[1] ** 2 - 6 * mu[1] ** 4
-    c1, c2, c3, c4 = (float(k * np.sum(x**n)) for n, k in enumerate((k1, k2, k3, k4), start=1))
-    m2 = c2 + c1**2
-    m4 = c4 + 4 * c3 * c1 + 3 * c2**2 + 6 * c2 * c1**2 + c1**4
-    return m2, m4
+    c1, c2, c3, c4 = (k * np.sum(xs**n) for n, k in enumerate((k1, k2, k3, k4), start=1))
+    e = e_u + e_x
+    with np.errstate(over="ignore"):
+        m2 = np.ldexp(c2 + c1**2, 2 * e)
+        m4 = np.ldexp(c4 + 4 * c3 * c1 + 3 * c2**2 + 6 * c2 * c1**2 + c1**4, 4 * e)
+    check_finite_result([m2, m4], func=func, x=x, a=a, sigma_a=sigma_a)
+    return float(m2), float(m4)
 
 
 def closeness_mean_square(sigma, row_m2):
@@ -184,9 +211,13 @@ def closeness_mean_square(sigma, row_m2):
     >>> closeness_mean_square(2.0, 0.25)  # 2 * 2^2 * 0.25
     2.0
     """
-    sigma = _positive("sigma", sigma, "closeness_mean_square")
-    row_m2 = real_array("row_m2", row_m2, func="closeness_mean_square", low=0)
-    return as_output(2 * sigma**2 * row_m2)
+    func = "closeness_mean_square"
+    sigma = _positive("sigma", sigma, func)
+    row_m2 = real_array("row_m2", row_m2, func=func, low=0)
+    check_broadcast(func, sigma=sigma, row_m2=row_m2)
+    with np.errstate(over="ignore"):
+        value = 2 * (sigma * np.sqrt(row_m2)) ** 2
+    return as_output(check_finite_result(value, func=func, sigma=sigma, row_m2=row_m2))
 
 
 def required_width_corrected(eps_ap, delta_ap, *, sigma, row_m2, row_m4):
@@ -223,9 +254,38 @@ def required_width_corrected(eps_ap, delta_ap, *, sigma, row_m2, row_m4):
     )
     sigma = check_real("sigma", sigma, func=func, low=0, low_inclusive=False)
     row_m2 = check_real("row_m2", row_m2, func=func, low=0)
-    row_m4 = check_real("row_m4", row_m4, func=func, low=row_m2**2)
-    gap = eps_ap**2 - 2 * sigma**2 * row_m2
-    if gap <= 0:
+    row_m4 = check_real("row_m4", row_m4, func=func, low=0)
+    with np.errstate(over="ignore"):
+        least = float(np.float64(row_m2) ** 2)  # inf beyond the range: no finite row_m4 fits
+    if row_m4 < least:
+        raise ValueError(
+            f"The 'row_m4' parameter of {func} must be at least row_m2**2 = {least:g} (a "
+            f"fourth moment is at least the squared second moment). Got {row_m4!r} instead."
+        )
+    with np.errstate(divide="ignore"):
+        log_m2 = float(np.log(row_m2))
+    log_mean = math.log(2) + 2 * math.log(sigma) + log_m2  # E z = 2 sigma^2 m2
+    if log_mean >= 2 * math.log(eps_ap):
         return math.inf
-    variance = LAPLACE_FOURTH_MOMENT * sigma**4 * row_m4 - (2 * sigma**2 * row_m2) ** 2
-    return max(1, math.ceil(variance / (delta_ap * gap**2)))
+    if row_m4 == 0:  # then z = 0 and any width is close
+        return 1
+    with np.errstate(all="ignore"):
+        sigma_, m2 = np.float64(sigma), np.float64(row_m2)
+        mean = 2 * sigma_ * sigma_ * m2
+        gap = eps_ap * eps_ap - mean
+        variance = LAPLACE_FOURTH_MOMENT * sigma_**4 * row_m4 - mean * mean
+        width = variance / (delta_ap * gap * gap)
+    if not (np.isfinite([mean, gap, variance, width]).all() and gap > 0):
+        # an intermediate over- or underflowed: the same quotient in logs
+        log_gap = 2 * math.log(eps_ap) + math.log(-math.expm1(log_mean - 2 * math.log(eps_ap)))
+        log_var = (
+            math.log(4)
+            + 4 * math.log(sigma)
+            + math.log(row_m4)
+            + math.log(6 - math.exp(2 * log_m2 - math.log(row_m4)))
+        )  # 24 sigma^4 m4 - 4 sigma^4 m2^2
+        with np.errstate(over="ignore"):
+            width = np.exp(log_var - math.log(delta_ap) - 2 * log_gap)
+        inputs = {"eps_ap": eps_ap, "delta_ap": delta_ap, "sigma": sigma}
+        check_finite_result(width, func=func, **inputs, row_m2=row_m2, row_m4=row_m4)
+    return max(1, math.ceil(width))

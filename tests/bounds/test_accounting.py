@@ -319,7 +319,7 @@ def test_fedltp_optimal_is_minimum_over_orders():
     [
         (acc.rdp_gaussian, {"orders": 1.0, "noise_multiplier": 1.0}, "orders"),
         (acc.rdp_gaussian, {"orders": [2.0, 0.5], "noise_multiplier": 1.0}, "orders"),
-        (acc.rdp_gaussian, {"orders": 2.0, "noise_multiplier": 0.0}, "noise_multiplier"),
+        (acc.rdp_gaussian, {"orders": 2.0, "noise_multiplier": -0.5}, "noise_multiplier"),
         (acc.rdp_sampled_gaussian, {"orders": 2.0, "q": 1.5, "noise_multiplier": 1.0}, "'q'"),
         (acc.rdp_sampled_gaussian, {"orders": 2.0, "q": -0.1, "noise_multiplier": 1.0}, "'q'"),
         (acc.rdp_laplace, {"orders": 2.0, "noise_multiplier": -1.0}, "noise_multiplier"),
@@ -350,7 +350,7 @@ def test_fedltp_optimal_is_minimum_over_orders():
         ),
         (
             acc.fedltp_epsilon_corrected,
-            {"t": 1, "q": 0.1, "noise_multiplier": 1.0, "lambda_val": 0.0, "delta": 0.1},
+            {"t": 1, "q": 0.1, "noise_multiplier": 1.0, "lambda_val": -1.0, "delta": 0.1},
             "lambda_val",
         ),
     ],
@@ -374,3 +374,94 @@ def test_lambdified_tight_conversion_and_rho_v_against_mpmath(alpha, rdp, delta)
     assert eps == pytest.approx(float(ref), rel=1e-13) and order == alpha
     rho_v = acc.fedltp_rho_v_published(4, lambda_val=3.0, alpha=alpha)
     assert rho_v == pytest.approx(float(5 * a * (a - 1) / (2 * mpmath.mpf(3) ** 2)), rel=1e-14)
+
+
+# ---------------------------------------------------------------------------------------
+# Extreme inputs (issue 13): finite where the exact value is, inf only for no privacy
+# ---------------------------------------------------------------------------------------
+
+
+def test_zero_noise_gives_inf_like_dp_accounting():
+    for q, expected in [(0.1, math.inf), (1.0, math.inf), (0.0, 0.0)]:
+        accountant = dp_rdp.RdpAccountant(list(INT_ORDERS))
+        accountant.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(0.0)), 10)
+        theirs, _ = accountant.get_epsilon_and_optimal_order(1e-5)
+        ours, _ = acc.epsilon_sampled_gaussian(q, 0.0, 10, 1e-5, orders=INT_ORDERS)
+        assert ours == theirs == expected
+    # Laplace with no noise releases the record: inf (dp-accounting divides by zero here).
+    assert np.all(acc.rdp_laplace(ORDERS, 0.0) == math.inf)
+    assert acc.zcdp_gaussian(0.0) == math.inf
+
+
+def test_tiny_noise_rdp_is_the_gaussian_line_or_inf():
+    """sigma = 1e-100: the RDP is alpha/(2 sigma^2) to rounding (dp-accounting agrees on
+    integer orders); sigma = 1e-300 (once ZeroDivisionError / nan): beyond the float range."""
+    ours = acc.rdp_sampled_gaussian(INT_ORDERS, q=0.1, noise_multiplier=1e-100)
+    theirs = dp_rdp._compute_rdp_poisson_subsampled_gaussian(0.1, 1e-100, INT_ORDERS)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    np.testing.assert_allclose(ours, INT_ORDERS / 2e-200, rtol=1e-12)
+    assert np.all(acc.rdp_sampled_gaussian([2, 3, 2.5], q=0.1, noise_multiplier=1e-300) == np.inf)
+
+
+def test_huge_noise_leaves_only_the_validation_term():
+    """sigma = 1e308 (once OverflowError): the training RDP is below 1e-600, so Fed-LTP's
+    corrected epsilon is that of the t + 1 Laplace releases alone (dp-accounting)."""
+    t, lam, delta = 3, 1.0, 1e-3
+    ours, order = acc.fedltp_epsilon_corrected(
+        t, q=0.1, noise_multiplier=1e308, lambda_val=lam, delta=delta, orders=INT_ORDERS
+    )
+    accountant = dp_rdp.RdpAccountant(list(INT_ORDERS))
+    accountant.compose(dpa.LaplaceDpEvent(lam), t + 1)
+    theirs, their_order = accountant.get_epsilon_and_optimal_order(delta)
+    assert ours == pytest.approx(theirs, rel=1e-9) and order == their_order
+    assert np.all(acc.rdp_sampled_gaussian(ORDERS, q=0.1, noise_multiplier=1e308) == 0)
+
+
+@pytest.mark.parametrize("alpha", [2.0, 5.0, 1.01, 2.5, 10.5])
+def test_large_sigma_rdp_keeps_relative_accuracy(alpha):
+    """sigma = 1e6: A - 1 ~ 1e-14, below the rounding of a sum around 1. Reference: mpmath
+    quadrature of A - 1 at 60 digits (Mironov et al. 2019, eq. 3)."""
+    q, sigma = 0.3, 1e6
+    with mpmath.workdps(60):
+        s, qq, a = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(alpha)
+
+        def excess(z):
+            return mpmath.npdf(z, 0, s) * (
+                (1 + qq * mpmath.expm1((2 * z - 1) / (2 * s**2))) ** a - 1
+            )
+
+        ref = mpmath.log1p(mpmath.quad(excess, [-mpmath.inf, -10 * s, 0, 10 * s, mpmath.inf]))
+        ref = float(ref / (a - 1))
+    # the excess integrand cancels at first order: 60 digits leave > 30 exact; 1e-9 relative
+    assert float(acc.rdp_sampled_gaussian(alpha, q=q, noise_multiplier=sigma)) == pytest.approx(
+        ref, rel=1e-9
+    )
+
+
+def test_laplace_rdp_at_large_scale_and_near_order_one():
+    """Once 5.6e-17 at b = 1e308 and cancelling near alpha = 1: now exact to rounding."""
+    b = 1e10
+    with mpmath.workdps(80):
+        a, bb = mpmath.mpf(3), mpmath.mpf(b)
+        mix = a / (2 * a - 1) * mpmath.exp((a - 1) / bb) + (a - 1) / (2 * a - 1) * mpmath.exp(
+            -a / bb
+        )
+        ref = float(mpmath.log(mix) / (a - 1))
+    assert acc.rdp_laplace(3.0, b) == pytest.approx(ref, rel=1e-12)  # ~ alpha / (2 b^2)
+    # alpha -> 1: the KL divergence 1/b + e^{-1/b} - 1 of Lap(0, b) and Lap(1, b)
+    kl = 1 / 2.0 + math.expm1(-1 / 2.0)
+    assert acc.rdp_laplace(1 + 1e-9, 2.0) == pytest.approx(kl, rel=1e-8)
+    assert acc.rdp_laplace(1e308, 1e-300) == pytest.approx(1e300)  # -> 1/b, once inf
+
+
+def test_conversions_at_tiny_rdp_and_subnormal_delta():
+    # delta <= sqrt(1 - e^-rdp): rdp = 1e-38 gives 1.08e-19 (once 0: exp(-1e-38) == 1)
+    delta, _ = acc.delta_from_rdp([2.0], [1e-38], 0.0)
+    assert delta == pytest.approx(math.sqrt(1e-38), rel=1e-12)
+    # delta = 5e-324: log(1/delta) once overflowed to inf; classic formula by hand
+    eps, _ = acc.epsilon_from_rdp([2.0], [1.0], 5e-324, conversion="classic")
+    assert eps == pytest.approx(1.0 - math.log(5e-324), rel=1e-14)
+    eps, _ = acc.epsilon_from_rdp([2.0], [1.0], 5e-324)
+    assert eps == pytest.approx(1.0 + math.log(0.5) - (math.log(5e-324) + math.log(2)), rel=1e-14)
+    # rdp = 0: identical outputs, epsilon 0 even when delta^2 underflows
+    assert acc.epsilon_from_rdp([1.005], [0.0], 5e-324) == (0.0, 1.005)

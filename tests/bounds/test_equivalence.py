@@ -226,3 +226,64 @@ def test_lambdified_theorems_against_mpmath(sigma, sigma_a, m, d, delta):
     assert eq.epsilon_dp_theorem_e2(sigma, sigma_a, m, d, delta) == pytest.approx(
         float(e2), rel=1e-12
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Extreme inputs (issue 13): finite where the exact value is (references in mpmath)
+# ---------------------------------------------------------------------------------------
+
+
+def test_theorem_epsilon_does_not_overflow_through_sigma_a():
+    """GS_1 of D.2 is proportional to sigma_A, which cancels: sigma_A = 1e300 once gave inf."""
+    at_one = eq.epsilon_dp_theorem_e2(2.0, 1.0, 100, 10, 0.1)
+    assert eq.epsilon_dp_theorem_e2(2.0, 1e300, 100, 10, 0.1) == pytest.approx(at_one, rel=1e-13)
+    mpmath.mp.dps = 30
+    ref = 2 * (100 + 4 * mpmath.sqrt(100) * mpmath.log(100 * 10 / mpmath.mpf("0.1")) ** 1.5)
+    ref *= mpmath.log(100 / mpmath.mpf("0.1")) / 2
+    assert at_one == pytest.approx(float(ref), rel=1e-12)
+
+
+def test_large_widths_do_not_wrap_around():
+    """m d = 1e19 exceeds int64: once nan (log of a wrapped negative product)."""
+    m, d, sigma_a, delta = 10**9, 10**10, 1.0, 0.01
+    mpmath.mp.dps = 30
+    ref = m + 4 * mpmath.sqrt(m) * mpmath.log(mpmath.mpf(m) * d / mpmath.mpf(delta)) ** 1.5
+    assert eq.lemma_d1_threshold(m, d, sigma_a, delta) == pytest.approx(float(ref), rel=1e-12)
+    with pytest.raises(ValueError, match="'m' parameter of gs1_bound"):
+        eq.gs1_bound(10**30, 1, 1.0, 0.1)  # once a TypeError from numpy's object arrays
+
+
+@pytest.mark.parametrize("order", [0, 2, 4, 8])
+def test_truncated_moment_when_sigma_dwarfs_a(order):
+    """sigma = 1e154 once gave nan (inf * 0); the density is flat on [0, a]:
+    E[y^k 1{0 <= y <= a}] = a^(k+1) / ((k+1) sigma sqrt(2 pi)) up to (a/sigma)^2."""
+    a, sigma = 2.0, 1e154
+    flat = a ** (order + 1) / ((order + 1) * sigma * math.sqrt(2 * math.pi))
+    ours = eq.truncated_gaussian_moment(order, a, sigma, one_sided=True)
+    assert ours == pytest.approx(flat, rel=1e-13)
+
+
+def test_row_moments_of_a_large_input_are_finite():
+    """x = 1.16e77: x^4 alone overflows and the cumulants cancelled to -inf; a single
+    coordinate gives E[(ux)^2] = E[u^2] x^2 and E[(ux)^4] = E[u^4] x^4 exactly."""
+    x, a, sigma_a = 1.157920892373162e77, 1.0, 1.0
+    m2, m4 = eq.pruned_row_moments(np.array([x]), a=a, sigma_a=sigma_a)
+    assert m2 == pytest.approx(eq.truncated_gaussian_moment(2, a, sigma_a) * x**2, rel=1e-12)
+    assert m4 == pytest.approx(eq.truncated_gaussian_moment(4, a, sigma_a) * x**2 * x**2, rel=1e-12)
+
+
+def test_small_threshold_variance_and_cancelling_privacy_loss():
+    # Claim C.4 at a = 1e-100: a^2/3 (the printed form rounds to 0 there)
+    assert eq.claim_c4_variance_published(1e-100) == pytest.approx(1e-200 / 3, rel=1e-12)
+    # |y - mu_i| / b = 9e308 and 1e309 overflow alone; their difference is -1e308
+    loss = eq.privacy_loss([1e300], [0.0], [1e-9], [1e299], [1e-9])
+    assert loss == pytest.approx(-1e308, rel=1e-12)
+    assert eq.privacy_loss([1e300], [0.0], [1e-10], [0.0], [1e-10]) == 0.0
+
+
+def test_width_beyond_the_float_range_is_refused():
+    """eps_ap = 1e-300 puts Part 2's width near 1e1200: once OverflowError, now a ValueError
+    naming the inputs (required_width_corrected at the same point: the mean dominates, inf)."""
+    with pytest.raises(ValueError, match=r"beyond the float range.*eps_ap=1e-300"):
+        eq.required_width(1e-300, 0.1, a=1.0, sigma=1.0, sigma_a=1.0)
+    assert eq.required_width_corrected(1e-300, 0.1, sigma=1.0, row_m2=1.0, row_m4=3.0) == math.inf

@@ -131,7 +131,7 @@ def test_gaussian_update_entropy_matches_scipy():
             {"variances": [1.0], "keep_prob": 1.5, "batch_size": 1, "noise_std": 1.0},
             "keep_prob",
         ),
-        (gaussian.quantised_coordinate_entropy, {"std": 1.0, "step": 1e-9}, "too small"),
+        (gaussian.quantised_coordinate_entropy, {"std": 1.0, "step": 1e-9}, "std / step <="),
         (gaussian.quantised_coordinate_entropy, {"std": 1.0, "step": 0.1, "unit": "dB"}, "unit"),
     ],
 )
@@ -158,3 +158,16 @@ def test_every_unit_parameter_in_bounds_defaults_to_bits():
     }
     assert len(defaults) >= 30  # priprune and gaussian carry the unit parameters
     assert set(defaults.values()) == {"bits"}, defaults
+
+
+def test_tiny_noise_mi_is_finite():
+    """noise_std = 1e-300 once gave inf (s^2 underflows); the exact value is
+    (1/2) sum_j log(1 + lambda_j / (B s^2)) = (1/2) sum_j (log(lambda_j / B) - 2 log s),
+    up to a relative 1e-600."""
+    lam, b, s = np.array([2.0, 0.5]), 4.0, 1e-300
+    ref = 0.5 * np.sum(np.log(lam / b) - 2 * math.log(s)) / math.log(2)
+    ours = gaussian.masked_update_mi(
+        np.diag(lam), np.array([True, True]), batch_size=b, noise_std=s
+    )
+    assert ours == pytest.approx(ref, rel=1e-14)
+    assert gaussian.random_mask_mi(lam, keep_prob=0.0, batch_size=b, noise_std=0.0) == 0.0
