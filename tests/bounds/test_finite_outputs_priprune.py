@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -446,6 +447,21 @@ def test_array_checks_return_the_values(values, ints):
     arr = validation.check_finite_array("x", values, func="f", ndim=1)
     assert arr.dtype == float and arr.tolist() == values
     assert validation.as_real_array("x", ints, func="f").tolist() == [float(i) for i in ints]
+
+
+@covers("validation.check_distinct", "validation.check_broadcast", "validation.check_finite_result")
+@FAST
+@given(
+    values=st.lists(finite_floats, max_size=12, unique=True),
+    shape=st.lists(st.integers(1, 4), max_size=3),
+)
+def test_distinct_broadcast_and_finite_result_return_the_values(values, shape):
+    assert validation.check_distinct("v", values, func="f") == tuple(values)
+    assert validation.check_broadcast("f", x=np.ones(shape), y=1.0) == tuple(shape)
+    assert validation.check_finite_result(values, func="f", x=1.0) == values
+    if values:
+        with pytest.raises(ValueError, match="'v'"):
+            validation.check_distinct("v", [*values, values[0]], func="f")
 
 
 # --- completeness -----------------------------------------------------------------------------

@@ -161,7 +161,7 @@ def test_clopper_pearson_inverts_the_binomial_tails(x, n):
 def test_clopper_pearson_rejects_bad_arguments():
     for args, message in [
         ((11, 10), r"'successes' parameter of clopper_pearson_interval must be in \[0, 10\]"),
-        ((0, 0), r"'trials' parameter of clopper_pearson_interval must be in \[1, 9007199254740992\]"),
+        ((0, 0), r"'trials' parameter of clopper_pearson_interval .*in \[1, 9007199254740992"),
         ((0, 2**53 + 1), r"'trials' parameter of clopper_pearson_interval must be in \[1, 9"),
         ((1, 10, 1.0), r"'confidence' parameter of clopper_pearson_interval must be in \(0, 1\)"),
     ]:
