@@ -260,8 +260,10 @@ def gaussian_update_entropy(d_star, log_pdet, *, batch_size, unit="bits"):
 
     .. math:: h(x) = \tfrac12\big(d^*\log(2\pi e/B) + \log\mathrm{pdet}\,\Sigma\big)
 
-    ``log_pdet`` (natural log of the pseudo-determinant of :math:`\Sigma`) in nats; the
-    result in ``unit`` (default bits). Evaluated as ``bounds.priprune.part_b_corrected``
+    ``log_pdet`` (natural log of the pseudo-determinant of :math:`\Sigma`) in nats, with
+    :math:`|\log\mathrm{pdet}| \le 745\,d^*` (the range of a float64 spectrum; beyond it
+    is refused); the result in ``unit`` (default bits). Evaluated as
+    ``bounds.priprune.part_b_corrected``
     with :math:`\Delta = -\log\mathrm{pdet}(\Sigma)/2`, the one copy of the formula.
 
     Examples

@@ -27,9 +27,12 @@ def _short_repr(value) -> str:
 
 
 def _bound_text(value) -> str:
-    """An integer exactly (cut by ``_short_repr`` when huge), anything else as ``f"{value:g}"``."""
+    """An integer, or a float holding one below 2**53, exactly (cut by ``_short_repr`` when
+    huge); anything else as ``f"{value:g}"``."""
     if isinstance(value, Integral | np.integer):
         return _short_repr(int(value))
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return str(int(value))
     try:
         return f"{value:g}"
     except OverflowError:

@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from bounds import accounting, equivalence, priprune
-from bounds.validation import check_real
+from bounds.validation import check_int, check_real
 from sims.cli import add_command, add_subcommands
 from sims.cli.arguments import (
     finite_float,
@@ -303,6 +303,9 @@ def run_equivalence(args) -> int:
         published["required_width"] = equivalence.required_width(
             args.eps_ap, args.delta_ap, **width_args
         )
+        # The corrected width takes the row moments at the unit input x = 1/sqrt(d) in
+        # every coordinate, d floats: a d beyond 2**24 (128 MiB) is refused, not allocated.
+        check_int("--d", args.d, func="pruneleak bound equivalence --a", low=1, high=2**24)
         x = np.full(args.d, 1 / math.sqrt(args.d))
         m2, m4 = equivalence.pruned_row_moments(x, a=args.a, sigma_a=args.sigma_a, pruning="folded")
         corrected["required_width"] = equivalence.required_width_corrected(

@@ -1130,8 +1130,16 @@ GAUSSIAN = {
     ),
     "gaussian_update_entropy": Case(
         gaussian.gaussian_update_entropy,
-        st.fixed_dictionaries(
-            {"d_star": st.integers(1, 2**53), "log_pdet": REAL, "batch_size": BATCH, "unit": UNITS}
+        # log_pdet in its documented domain: |log pdet| <= 745 d* (a float64 spectrum)
+        st.integers(1, 2**53).flatmap(
+            lambda d: st.fixed_dictionaries(
+                {
+                    "d_star": st.just(d),
+                    "log_pdet": st.floats(-745.0 * d, 745.0 * d),
+                    "batch_size": BATCH,
+                    "unit": UNITS,
+                }
+            )
         ),
         ref=lambda **kw: sum(_entropy_ref_terms(**kw)),
         scale=lambda **kw: sum(abs(t) for t in _entropy_ref_terms(**kw)),

@@ -60,12 +60,12 @@ CASES: list[ApiCase | CliCase] = [
     ApiCase(
         "accounting-rdp-sampled-order-one",
         lambda tmp: acc.rdp_sampled_gaussian([1.0, 2.0], q=0.1, noise_multiplier=1.0),
-        ["'orders'", "(1, 1.04858e+06]", "1.0"],
+        ["'orders'", "(1, 1048576]", "1.0"],
     ),
     ApiCase(
         "accounting-rdp-sampled-order-1e308",  # once a numpy "Maximum allowed size" error
         lambda tmp: acc.rdp_sampled_gaussian(1e308, q=0.1, noise_multiplier=1.0),
-        ["'orders'", "1.04858e+06", "1e+308"],
+        ["'orders'", "1048576", "1e+308"],
     ),
     ApiCase(
         "accounting-rdp-sampled-order-string",
@@ -186,7 +186,7 @@ CASES: list[ApiCase | CliCase] = [
     ApiCase(
         "accounting-sampled-steps-huge",
         lambda tmp: acc.epsilon_sampled_gaussian(0.1, 1.0, 10**30, 1e-5),
-        ["'steps'", "9.0072e+15", str(10**30)],
+        ["'steps'", "9007199254740992", str(10**30)],
     ),
     # --- bounds.accounting: Fed-LTP ---------------------------------------------------
     ApiCase(
@@ -233,7 +233,7 @@ CASES: list[ApiCase | CliCase] = [
     ApiCase(
         "accounting-equivalence-m-huge",  # once a TypeError from numpy's object arrays
         lambda tmp: eq.gs1_bound(10**30, 1, 1.0, 0.1),
-        ["'m'", "gs1_bound", "9.0072e+15"],
+        ["'m'", "gs1_bound", "9007199254740992"],
     ),
     ApiCase(
         "accounting-equivalence-lemma-delta",
@@ -342,21 +342,21 @@ CASES: list[ApiCase | CliCase] = [
     CliCase(
         "accounting-cli-fedltp-q-above-one", _fedltp_cli("--q", "1.5"), ["'q'", "[0, 1]", "1.5"]
     ),
-    CliCase("accounting-cli-fedltp-q-nan", _fedltp_cli("--q", "nan"), ["'q'", "nan"]),
+    CliCase("accounting-cli-fedltp-q-nan", _fedltp_cli("--q", "nan"), ["--q", "Got nan"]),
     CliCase(
         "accounting-cli-fedltp-sigma-negative",
         _fedltp_cli("--sigma", "-1"),
-        ["'noise_multiplier'", "[0, inf)", "-1.0"],
+        ["--sigma", "Got -1"],
     ),
     CliCase(
         "accounting-cli-fedltp-sigma-inf",
         _fedltp_cli("--sigma", "inf"),
-        ["'noise_multiplier'", "inf"],
+        ["--sigma", "Got inf"],
     ),
     CliCase(
         "accounting-cli-fedltp-lambda-negative",
         _fedltp_cli("--lambda-val", "-2"),
-        ["'lambda_val'", "-2.0"],
+        ["--lambda-val", "Got -2"],
     ),
     CliCase("accounting-cli-fedltp-delta-zero", _fedltp_cli("--delta", "0"), ["'delta'", "(0, 1)"]),
     CliCase(
@@ -364,29 +364,34 @@ CASES: list[ApiCase | CliCase] = [
         _fedltp_cli("--delta", "1e308"),
         ["'delta'", "(0, 1)", "1e+308"],
     ),
-    CliCase("accounting-cli-fedltp-t-negative", _fedltp_cli("--t", "-1"), ["'t'", "-1"]),
+    CliCase("accounting-cli-fedltp-t-negative", _fedltp_cli("--t", "-1"), ["--t", "Got -1"]),
     CliCase(
         "accounting-cli-fedltp-steps-zero",
         _fedltp_cli("--steps-per-round", "0"),
-        ["'steps_per_round'", "0"],
+        ["--steps-per-round", "Got 0"],
     ),
     CliCase("accounting-cli-fedltp-alpha-one", _fedltp_cli("--alpha", "1"), ["'alpha'", "1.0"]),
     CliCase(
         "accounting-cli-fedltp-alpha-1e308",  # once a numpy "Maximum allowed size" error
         _fedltp_cli("--alpha", "1e308"),
-        ["'alpha'", "1.04858e+06", "1e+308"],
+        ["'alpha'", "1048576", "1e+308"],
     ),
     # --- pruneleak bound equivalence ------------------------------------------------------
     CliCase(
+        "accounting-cli-equivalence-d-too-large-to-allocate",
+        _equivalence_cli("--a", "0.5", "--d", "1000000000"),
+        ["'--d'", "[1, 16777216]", "1000000000"],
+    ),
+    CliCase(
         "accounting-cli-equivalence-sigma-zero",
         _equivalence_cli("--sigma", "0"),
-        ["'sigma'", "(0, inf)", "0.0"],
+        ["--sigma", "Got 0"],
     ),
-    CliCase("accounting-cli-equivalence-m-zero", _equivalence_cli("--m", "0"), ["'m'", "0"]),
+    CliCase("accounting-cli-equivalence-m-zero", _equivalence_cli("--m", "0"), ["--m", "Got 0"]),
     CliCase(
         "accounting-cli-equivalence-m-huge",
         _equivalence_cli("--m", str(10**20)),
-        ["'m'", "9.0072e+15", str(10**20)],
+        ["'m'", "9007199254740992", str(10**20)],
     ),
     CliCase(
         "accounting-cli-equivalence-delta-dp",
@@ -396,15 +401,15 @@ CASES: list[ApiCase | CliCase] = [
     CliCase(
         "accounting-cli-equivalence-sigma-a-nan",
         _equivalence_cli("--sigma-a", "nan"),
-        ["'sigma_a'", "nan"],
+        ["--sigma-a", "Got nan"],
     ),
     CliCase(
-        "accounting-cli-equivalence-a-negative", _equivalence_cli("--a", "-1"), ["'a'", "-1.0"]
+        "accounting-cli-equivalence-a-negative", _equivalence_cli("--a", "-1"), ["--a", "Got -1"]
     ),
     CliCase(
         "accounting-cli-equivalence-eps-ap-zero",
         _equivalence_cli("--a", "1", "--eps-ap", "0"),
-        ["'eps_ap'", "0.0"],
+        ["--eps-ap", "Got 0"],
     ),
     CliCase(
         "accounting-cli-equivalence-delta-ap-one",

@@ -113,7 +113,11 @@ CASES: list[ApiCase | CliCase] = [
         ["'q' parameter", "[0, 1]", "1.5"],
     ),
     CliCase("cli-bound-fedltp-t-negative", _with(FEDLTP, "--t", "-1"), ["--t", "[0, inf)", "-1"]),
-    CliCase("cli-bound-fedltp-order-one", [*FEDLTP, "--alpha", "1"], ["(1, inf)", "Got 1.0"]),
+    CliCase(
+        "cli-bound-fedltp-order-one",
+        [*FEDLTP, "--alpha", "1"],
+        ["'alpha'", "(1, 1048576]", "Got 1.0"],
+    ),
     CliCase(
         "cli-bound-equivalence-width-zero", [*EQUIVALENCE, "--m", "0"], ["--m", "[1, inf)", "Got 0"]
     ),
