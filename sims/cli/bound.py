@@ -227,17 +227,19 @@ def _emit(
         return 0
     print(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in inputs.items()))
     for label, value in (("published", published), ("corrected", corrected)):
-        print(f"  {label:<10} {_format(value, label, infinite)} {unit}")
+        print(f"  {label:<10} {_format(value, label, infinite, unit=unit)}")
     for key, value in (extra or {}).items():
         print(f"  {key:<10} {_format(value, key, infinite)}")
     return 0
 
 
-def _format(value, key: str, infinite: dict) -> str:
+def _format(value, key: str, infinite: dict, *, unit: str = "") -> str:
+    """``value`` as printed: a float with its unit and, when infinite, what inf means."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_format(v, k, infinite)}" for k, v in value.items())
+        text = ", ".join(f"{k}={_format(v, k, infinite)}" for k, v in value.items())
+        return f"{text} {unit}".rstrip()
     if isinstance(value, float | np.floating):
-        text = f"{value:.6g}"
+        text = f"{value:.6g} {unit}".rstrip()
         return f"{text} ({infinite[key]})" if math.isinf(value) else text
     return str(value)
 

@@ -118,7 +118,7 @@ def test_fedltp_epsilon_inf_is_no_guarantee(capsys, monkeypatch):
     )
     assert main(FEDLTP) == 0
     published = next(line for line in capsys.readouterr().out.splitlines() if "published" in line)
-    assert published.split() == ["published", "inf", "(no", "privacy", "guarantee)", "nats"]
+    assert published.split() == ["published", "inf", "nats", "(no", "privacy", "guarantee)"]
 
 
 def test_a_nan_bound_is_a_bug_with_a_traceback(capsys, monkeypatch):
