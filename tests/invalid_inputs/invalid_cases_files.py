@@ -805,6 +805,12 @@ COMMAND_LINE = [
         ["train", "--dataset", "mnist", "--data-dir", "{tmp}/nowhere", "--out", "{tmp}/out"],
         ["{tmp}/nowhere", "does not exist"],
     ),
+    CliCase(  # a NotADirectoryError: the command line's OSError branch
+        "files-cli-train-data-dir-is-a-file",
+        ["train", "--dataset", "mnist", "--data-dir", "{tmp}/a_file", "--out", "{tmp}/out"],
+        ["{tmp}/a_file", "is not a folder"],
+        setup=_write({"a_file": "not a folder"}),
+    ),
 ]
 
 CASES: list[ApiCase | CliCase] = [*FEMNIST, *MNIST, *CIFAR, *ARGUMENTS, *COMMAND_LINE]
