@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from bounds.validation import check_choice, check_int, check_real
+from sims.core.memory import device_memory_bytes
 from sims.data import formats
 
 logger = logging.getLogger(__name__)
@@ -311,7 +312,7 @@ def resize_images(images: torch.Tensor, size: int) -> torch.Tensor:
     if tuple(images.shape[-2:]) == (size, size):
         return images
     needed = images.shape[0] * images.shape[1] * size * size * images.element_size()
-    available = _physical_memory()
+    available = device_memory_bytes(images.device)
     if available is not None and needed > available:
         raise ValueError(
             f"The 'size' parameter of {func} asks for {needed / 2**30:.3g} GiB of images "
@@ -322,11 +323,3 @@ def resize_images(images: torch.Tensor, size: int) -> torch.Tensor:
         images, size=(size, size), mode="bilinear", antialias=True, align_corners=False
     )
     return resized.clamp(0.0, 1.0)
-
-
-def _physical_memory() -> int | None:
-    """Bytes of physical memory, or None where the OS does not say (``os.sysconf``)."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
