@@ -44,15 +44,15 @@ from bounds.validation import check_choice, check_distinct, check_int, check_rea
 from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from estimators.nmi import nmi_permutation_null
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, gi_attack, sgi_attack
+from sims.attacks import AttackConfig, gi_attack, sgi_attack
 from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
-from sims.core.runtime import check_seed, fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
+from sims.experiments.digits_model import digits_attack_model
 from sims.experiments.leakage import DATASET_SIZES, MAX_NOISE_STD, LeakageConfig, run_leakage
 from sims.fl.client import client_update
-from sims.models import conv_net
 from sims.pruning.mask import magnitude_mask, random_mask
 
 logger = logging.getLogger(__name__)
@@ -285,11 +285,9 @@ class _DemoWorld:
         self.config = config
         self.device = resolve_device(config.device)
         data = load_digits_dataset()
-        with seeded(config.seed):
-            self.model = conv_net(
-                in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL
-            ).to(self.device)
-        self.params = {n: p.detach() for n, p in self.model.named_parameters()}
+        self.model, self.params = digits_attack_model(
+            data.num_classes, seed=config.seed, device=self.device
+        )
         self.num_classes = data.num_classes
         generator = torch.Generator().manual_seed(config.seed)
         order = torch.randperm(len(data), generator=generator)

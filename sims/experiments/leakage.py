@@ -60,7 +60,6 @@ from estimators.device import check_device, resolve_device
 from estimators.ksg import ksg_mutual_information
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
 from sims.attacks import (
-    DIGITS_ATTACK_MODEL,
     AttackConfig,
     gi_attack_batched,
     identify,
@@ -68,11 +67,11 @@ from sims.attacks import (
 )
 from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
-from sims.core.runtime import check_seed, fingerprint, seeded
+from sims.core.runtime import check_seed, fingerprint
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
+from sims.experiments.digits_model import digits_attack_model
 from sims.fl.release import release_vectors
-from sims.models import conv_net
 from sims.pruning.mask import Mask, random_mask
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
@@ -201,11 +200,9 @@ class _World:
         self.config = config
         self.device = resolve_device(config.device)
         data = load_digits_dataset()
-        with seeded(config.seed):
-            self.model = conv_net(
-                in_channels=1, image_size=8, num_classes=data.num_classes, **DIGITS_ATTACK_MODEL
-            ).to(self.device)
-        self.params = {n: t.detach() for n, t in self.model.named_parameters()}
+        self.model, self.params = digits_attack_model(
+            data.num_classes, seed=config.seed, device=self.device
+        )
         self.num_classes = data.num_classes
         generator = torch.Generator().manual_seed(config.seed)
         order = torch.randperm(len(data), generator=generator)[: config.candidates]
