@@ -47,6 +47,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -119,9 +120,12 @@ class Job:
 
 
 def _child(run: Callable[[], dict], conn) -> None:
+    # Ctrl-C is the parent's to handle (it kills the running jobs, which are then not
+    # recorded and run again on resume), not a failure of this job to record.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         result = ("ok", run())
-    except BaseException as err:  # reported in the record, never lost
+    except Exception as err:  # reported in the record, never lost
         result = ("error", f"{type(err).__name__}: {err}")
     try:
         conn.send(result)
@@ -387,8 +391,11 @@ def available_estimators(
         module, cls = ESTIMATORS[name].split(":")
         try:
             estimator_class = getattr(importlib.import_module(module), cls)
-        except (ImportError, AttributeError) as err:
-            log(f"# skipped estimator {name!r}: cannot import {ESTIMATORS[name]} ({err})")
+        except Exception as err:  # not importable yet, or broken: skip it, say why
+            log(
+                f"# skipped estimator {name!r}: cannot import {ESTIMATORS[name]} "
+                f"({type(err).__name__}: {err})"
+            )
             continue
         params = {}
         if device is not None and "device" in inspect.signature(estimator_class).parameters:
@@ -748,6 +755,7 @@ def run_benchmark(
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    tasks = list(dict.fromkeys(tasks))  # a name given twice runs once
     reference = {**REFERENCE, "repeats": 3, **(reference or {})}
     for name in ("records.jsonl", *OUTPUT_FILES):  # refuse before any work is done
         _writable(out / name)
