@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from estimators.ksg import ksg_mutual_information
+from estimators.ksg import KSG
 from estimators.mi import GaussianBatchChannel, correlated_gaussian_pair
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
 from sims.core.runtime import cpu_tuning
@@ -54,7 +54,7 @@ def _run(name, func):
 def _estimators(x, y, x_batch, config, seed, device, ksg_max_samples):
     # KSG's neighbour search degenerates to brute force in high dimension: subsample
     return [
-        _run("KSG (k=3)", lambda: ksg_mutual_information(x[:ksg_max_samples], y[:ksg_max_samples])),
+        _run("KSG (k=3)", lambda: KSG().estimate(x[:ksg_max_samples], y[:ksg_max_samples])),
         _run("MINE", lambda: mine_estimate(x, y, config=config, seed=seed, device=device)),
         _run("H-MINE", lambda: hmine_estimate(x_batch, y, config=config, seed=seed, device=device)),
     ]

@@ -57,7 +57,7 @@ from tqdm.auto import tqdm
 from bounds import leakage, priprune
 from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
-from estimators.ksg import ksg_mutual_information
+from estimators.ksg import KSG
 from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
 from sims.attacks import (
     AttackConfig,
@@ -330,7 +330,7 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
         "mine": mine_estimate(x.reshape(draws, -1), y, **options),
         "hmine": hmine_estimate(x, y, **options),
     }
-    ksg = ksg_mutual_information(x.reshape(draws, -1), y) / math.log(2)
+    ksg = KSG(interval="none").estimate(x.reshape(draws, -1), y).value / math.log(2)
     bits = {"ksg": {"bits": ksg, "ci_bits": None}}
     for name, fit in fits.items():
         ci = [fit.ci_low / math.log(2), fit.ci_high / math.log(2)]

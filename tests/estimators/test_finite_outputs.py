@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+import warnings
 
 import numpy as np
 import pytest
@@ -27,7 +28,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import estimators
-from estimators import image, ksg, mi, mine, nmi
+from estimators import closed_form, image, ksg, mi, mine, nmi, samples
+from estimators.estimate import MIWarning
 
 COVERED: set[str] = set()
 
@@ -280,17 +282,101 @@ def _issue_pair(outlier: bool):
     return 1e308 * x, 1e308 * y
 
 
-@covers(ksg.ksg_mutual_information, ksg.paired_samples)
+def _estimate_quietly(estimator, x, y, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MIWarning)  # small n, heavy tails: expected here
+        return estimator.estimate(x, y, seed=seed)
+
+
+def _assert_finite_estimate(est, n):
+    assert all(math.isfinite(v) for v in (est.value, est.ci_low, est.ci_high))
+    assert est.ci_low <= est.value <= est.ci_high and est.n_samples == n
+
+
+@covers(ksg.KSG, samples.paired_samples)
 @settings(max_examples=40, deadline=None)
-@given(pair=continuous_pairs(), k=st.integers(1, 5), standardize=st.booleans())
-@example(pair=_issue_pair(outlier=True), k=3, standardize=True)
-@example(pair=_issue_pair(outlier=False), k=3, standardize=False)
-def test_ksg_is_finite_and_non_negative(pair, k, standardize):
+@given(
+    pair=continuous_pairs(),
+    k=st.integers(1, 5),
+    standardize=st.booleans(),
+    transform=st.sampled_from(samples.TRANSFORMS),
+    algorithm=st.sampled_from(ksg.ALGORITHMS),
+    seed=SEEDS,
+)
+def test_ksg_is_finite_with_a_finite_interval(pair, k, standardize, transform, algorithm, seed):
+    # negative values are reported (issue 14), so only finiteness and the ceiling hold:
+    # n_x, n_y >= k - 1 bounds the estimate by psi(N) - psi(k)
     x, y = pair
-    px, py = ksg.paired_samples(x, y, func="test")
+    px, py = samples.paired_samples(x, y, func="test")
     assert px.shape[0] == py.shape[0] == len(x) and px.ndim == py.ndim == 2
-    estimate = ksg.ksg_mutual_information(x, y, k=k, standardize=standardize)
-    assert math.isfinite(estimate) and estimate >= 0.0
+    estimator = ksg.KSG(
+        k=k, standardize=standardize, transform=transform, algorithm=algorithm, n_resamples=4
+    )
+    est = _estimate_quietly(estimator, x, y, seed)
+    _assert_finite_estimate(est, len(x))
+    assert est.value <= est.diagnostics["ceiling"] + 1e-12
+
+
+def _outliers_apart(pair):
+    """Swap y's first two samples: continuous_pairs puts both outliers in sample 0, and x and
+    y dominated by one outlier in the same sample have a correlation 1 within float64,
+    which GaussianMI refuses as singular (outside its domain; see test_closed_form)."""
+    x, y = pair
+    return x, y[np.r_[1, 0, 2 : len(y)]]
+
+
+@covers(closed_form.GaussianMI, closed_form.gaussian_plugin_bias)
+@settings(max_examples=40, deadline=None)
+@given(
+    pair=continuous_pairs().map(_outliers_apart),
+    transform=st.sampled_from(samples.TRANSFORMS),
+    bias_correct=st.booleans(),
+    seed=SEEDS,
+)
+def test_gaussian_mi_is_finite_with_a_finite_interval(pair, transform, bias_correct, seed):
+    x, y = pair
+    estimator = closed_form.GaussianMI(
+        transform=transform, bias_correct=bias_correct, n_resamples=10
+    )
+    est = _estimate_quietly(estimator, x, y, seed)
+    _assert_finite_estimate(est, len(x))
+    bias = closed_form.gaussian_plugin_bias(len(x), x.shape[1], y.shape[1])
+    assert math.isfinite(bias) and bias > 0
+    if not bias_correct:  # the plug-in of a covariance is non-negative up to rounding
+        assert est.value >= -1e-9
+
+
+#: The shared robust scores (estimators.samples._robust_scores, used by the heavy-tail check
+#: under transform="none" and by transform="asinh") divide an outlier by the MAD of the
+#: bulk: with issue 13's 1e308 outlier among unit values the ratio overflows (a
+#: RuntimeWarning, an error here; under "asinh" the data become inf and the estimate
+#: fails). Strict xfail: it turns into a failure once samples.py is fixed.
+_SAMPLES_OVERFLOW = pytest.mark.xfail(
+    raises=RuntimeWarning,
+    strict=True,
+    reason="estimators.samples._robust_scores overflows for an outlier 1e308 times the MAD",
+)
+
+
+@pytest.mark.parametrize(
+    ("outlier", "transform"),
+    [
+        pytest.param(True, "none", marks=_SAMPLES_OVERFLOW),
+        pytest.param(True, "asinh", marks=_SAMPLES_OVERFLOW),
+        (True, "rank"),
+        (False, "none"),
+        (False, "asinh"),
+        (False, "rank"),
+    ],
+)
+@pytest.mark.parametrize("name", ["ksg", "gaussian"])
+def test_issue_13_pairs_give_finite_estimates(outlier, transform, name):
+    x, y = _issue_pair(outlier)
+    estimator = {
+        "ksg": lambda: ksg.KSG(transform=transform, n_resamples=4),
+        "gaussian": lambda: closed_form.GaussianMI(transform=transform, n_resamples=10),
+    }[name]()
+    _assert_finite_estimate(_estimate_quietly(estimator, x, y, 0), len(x))
 
 
 # ---------------------------------------------------------------------------------------

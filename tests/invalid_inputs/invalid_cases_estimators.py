@@ -11,6 +11,7 @@ mismatched shapes (numpy's broadcast message before).
 import numpy as np
 from invalid_case import ApiCase, CliCase
 
+from estimators.closed_form import GaussianMI, gaussian_plugin_bias
 from estimators.device import check_device, resolve_device
 from estimators.image import (
     inference_accuracy,
@@ -21,7 +22,7 @@ from estimators.image import (
     score_reconstruction,
     ssim,
 )
-from estimators.ksg import ksg_mutual_information
+from estimators.ksg import KSG
 from estimators.mi import (
     GaussianBatchChannel,
     correlated_gaussian_pair,
@@ -370,53 +371,152 @@ CASES: list[ApiCase | CliCase] = [
     # --- estimators.ksg ----------------------------------------------------------------
     ApiCase(
         "estimators-ksg-k-not-below-sample-count",
-        lambda tmp: ksg_mutual_information(_samples(5), _samples(5, seed=1), k=5),
+        lambda tmp: KSG(k=5).estimate(_samples(5), _samples(5, seed=1)),
         ["'k'", "[1, 4]", "Got 5"],
     ),
     ApiCase(
         "estimators-ksg-zero-k",
-        lambda tmp: ksg_mutual_information(_samples(20), _samples(20, seed=1), k=0),
+        lambda tmp: KSG(k=0),
         ["'k'", "[1, inf)", "Got 0"],
     ),
     ApiCase(
         "estimators-ksg-float-k",
-        lambda tmp: ksg_mutual_information(_samples(20), _samples(20, seed=1), k=3.0),
+        lambda tmp: KSG(k=3.0),
         ["'k'", "integer", "3.0"],
     ),
     ApiCase(
         "estimators-ksg-sample-count-mismatch",
-        lambda tmp: ksg_mutual_information(_samples(10), _samples(9, seed=1)),
+        lambda tmp: KSG().estimate(_samples(10), _samples(9, seed=1)),
         ["'x'", "'y'", "same number of samples", "10 and 9"],
     ),
     ApiCase(
         "estimators-ksg-constant-x",
-        lambda tmp: ksg_mutual_information(np.ones(20), _samples(20)),
+        lambda tmp: KSG().estimate(np.ones(20), _samples(20)),
         ["'x'", "constant"],
     ),
     ApiCase(
         "estimators-ksg-scalar-input",
-        lambda tmp: ksg_mutual_information(1.0, 2.0),
+        lambda tmp: KSG().estimate(1.0, 2.0),
         ["'x'", "(n, ...)", "scalar"],
     ),
     ApiCase(
         "estimators-ksg-discrete-duplicates",
-        lambda tmp: ksg_mutual_information(np.repeat([0.0, 1.0], 5), np.repeat([0.0, 1.0], 5)),
+        lambda tmp: KSG().estimate(np.repeat([0.0, 1.0], 5), np.repeat([0.0, 1.0], 5)),
         ["'x'", "'y'", "k=3 or more exact duplicates"],
     ),
     ApiCase(
         "estimators-ksg-string-standardize",
-        lambda tmp: ksg_mutual_information(_samples(20), _samples(20, seed=1), standardize="no"),
+        lambda tmp: KSG(standardize="no"),
         ["'standardize'", "True or False", "'no'"],
     ),
     ApiCase(
         "estimators-ksg-inf-in-y",
-        lambda tmp: ksg_mutual_information(_samples(20), np.r_[_samples(19)[:, 0], np.inf]),
+        lambda tmp: KSG().estimate(_samples(20), np.r_[_samples(19)[:, 0], np.inf]),
         ["'y'", "finite", "1 NaN or infinite"],
     ),
     ApiCase(
         "estimators-ksg-one-sample",
-        lambda tmp: ksg_mutual_information([1.0], [2.0]),
+        lambda tmp: KSG().estimate([1.0], [2.0]),
         ["'x'", "'y'", "at least 2 samples", "Got 1"],
+    ),
+    ApiCase(
+        "estimators-ksg-unknown-transform",
+        lambda tmp: KSG(transform="log"),
+        ["'transform'", "'none', 'asinh', 'rank'", "'log'"],
+    ),
+    ApiCase(
+        "estimators-ksg-unknown-interval",
+        lambda tmp: KSG(interval="bootstrap"),
+        ["'interval'", "'half-sampling', 'none'", "'bootstrap'"],
+    ),
+    ApiCase(
+        "estimators-ksg-one-resample",
+        lambda tmp: KSG(n_resamples=1),
+        ["'n_resamples'", "[2, 10000]", "Got 1"],
+    ),
+    ApiCase(
+        "estimators-ksg-float-resamples",
+        lambda tmp: KSG(n_resamples=20.0),
+        ["'n_resamples'", "integer", "20.0"],
+    ),
+    ApiCase(
+        "estimators-ksg-confidence-one",
+        lambda tmp: KSG(confidence=1.0),
+        ["'confidence'", "(0, 1)", "1.0"],
+    ),
+    ApiCase(
+        "estimators-ksg-confidence-nan",
+        lambda tmp: KSG(confidence=float("nan")),
+        ["'confidence'", "(0, 1)", "nan"],
+    ),
+    ApiCase(
+        "estimators-ksg-unknown-algorithm",
+        lambda tmp: KSG(algorithm="ball_tree"),
+        ["'algorithm'", "'auto', 'tree', 'brute'", "'ball_tree'"],
+    ),
+    ApiCase(
+        "estimators-ksg-negative-seed",
+        lambda tmp: KSG().estimate(_samples(20), _samples(20, seed=1), seed=-1),
+        ["'seed'", "[0, 9223372036854775807]", "Got -1"],
+    ),
+    ApiCase(
+        "estimators-ksg-positional-setting",
+        lambda tmp: KSG(3),
+        ["positional"],
+        TypeError,
+    ),
+    # --- estimators.closed_form --------------------------------------------------------
+    ApiCase(
+        "estimators-gaussian-mi-unknown-transform",
+        lambda tmp: GaussianMI(transform="copula"),
+        ["'transform'", "'none', 'asinh', 'rank'", "'copula'"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-confidence-zero",
+        lambda tmp: GaussianMI(confidence=0),
+        ["'confidence'", "(0, 1)", "0"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-one-resample",
+        lambda tmp: GaussianMI(n_resamples=1),
+        ["'n_resamples'", "[2, 100000]", "Got 1"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-string-bias-correct",
+        lambda tmp: GaussianMI(bias_correct="yes"),
+        ["'bias_correct'", "True or False", "'yes'"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-fewer-samples-than-dimensions",
+        lambda tmp: GaussianMI().estimate(_samples(4, dim=2), _samples(4, dim=2, seed=1)),
+        ["'x'", "'y'", "N > dim_x + dim_y = 4", "Got N = 4"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-singular-covariance",
+        lambda tmp: GaussianMI().estimate(
+            np.hstack([_samples(50), 2.0 * _samples(50)]), _samples(50, seed=1)
+        ),
+        ["'x'", "'y'", "singular sample covariance", "linear function"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-nan-in-x",
+        lambda tmp: GaussianMI().estimate(np.r_[_samples(19)[:, 0], np.nan], _samples(20)),
+        ["'x'", "finite", "1 NaN or infinite"],
+    ),
+    ApiCase(
+        "estimators-gaussian-mi-seed-beyond-64-bits",
+        lambda tmp: GaussianMI().estimate(_samples(20), _samples(20, seed=1), seed=2**70),
+        ["'seed'", "[0, 9223372036854775807]", "1180591620717411303424"],
+    ),
+    ApiCase(
+        "estimators-gaussian-plugin-bias-too-few-samples",
+        lambda tmp: gaussian_plugin_bias(5, 2, 3),
+        ["'n'", "[6, inf)", "Got 5"],
+    ),
+    ApiCase(
+        "estimators-gaussian-plugin-bias-zero-dimension",
+        lambda tmp: gaussian_plugin_bias(100, 0, 3),
+        ["'dim_x'", "[1, inf)", "Got 0"],
     ),
     # --- estimators.mi -----------------------------------------------------------------
     ApiCase(
