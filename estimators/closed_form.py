@@ -155,9 +155,11 @@ class GaussianMI:
         Level of the two-sided interval, in ``(0, 1)``.
     n_resamples : int, default 200
         Bootstrap resamples, in ``[2, 100000]``.
-    bias_correct : bool, default False
+    bias_correct : bool, default True
         Subtract :func:`gaussian_plugin_bias` (exact for Gaussian data) from the value and
-        the interval.
+        the interval. On by default, as in the Gaussian-copula estimator of Ince et al.
+        (2017): the plug-in's upward bias grows with ``dim_x * dim_y / n`` and is already
+        0.07 nats for 25 + 25 dimensions at ``n = 5000``.
 
     Notes
     -----
@@ -204,7 +206,7 @@ class GaussianMI:
         transform: str = "none",
         confidence: float = 0.95,
         n_resamples: int = 200,
-        bias_correct: bool = False,
+        bias_correct: bool = True,
     ) -> None:
         func = "GaussianMI"
         self.transform = check_choice("transform", transform, func=func, choices=TRANSFORMS)

@@ -16,6 +16,8 @@ such maps are offered (``transform=``):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
@@ -38,6 +40,8 @@ TRANSFORMS = ("none", "asinh", "rank")
 #: hundreds at n = 5,000, with 2 degrees about 50.
 HEAVY_TAIL_THRESHOLD = 20.0
 _MAD_TO_STD = 1.4826  # 1 / Phi^{-1}(3/4): MAD of a Gaussian times this is its std
+_LOG_ASINH_SWITCH = math.log(1e8)  # beyond, asinh(r) = sign(r) (log 2 + log |r|) in float64
+_LOG_MAX = math.log(np.finfo(float).max)
 
 
 def paired_samples(
@@ -93,20 +97,27 @@ def paired_samples(
     return x, y
 
 
-def _robust_scores(arr: np.ndarray) -> np.ndarray:
-    """``(v - median) / (1.4826 MAD)`` per feature (first axis = samples), without overflow.
+def _robust_parts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(v - median, 1.4826 MAD)`` per feature (first axis = samples), without overflow.
 
-    A feature with MAD 0 (more than half its samples equal) is scaled by its mean absolute
-    deviation instead, and left centred only if that is 0 too.
+    Features are first divided by their largest magnitude, so the differences cannot
+    overflow. A feature with MAD 0 (more than half its samples equal) is scaled by its
+    mean absolute deviation instead, and by 1 if that is 0 too. The spread is returned
+    separately because the ratio of an outlier 1e308 spreads away overflows.
     """
     flat = arr.reshape(len(arr), -1)
     peak = np.abs(flat).max(axis=0)
-    flat = flat / np.where(peak > 0, peak, 1.0)  # no overflow in the differences below
+    flat = flat / np.where(peak > 0, peak, 1.0)
     centred = flat - np.median(flat, axis=0)
     spread = _MAD_TO_STD * np.median(np.abs(centred), axis=0)
-    fallback = np.mean(np.abs(centred), axis=0)
-    spread = np.where(spread > 0, spread, fallback)
-    return (centred / np.where(spread > 0, spread, 1.0)).reshape(arr.shape)
+    spread = np.where(spread > 0, spread, np.mean(np.abs(centred), axis=0))
+    return centred, np.where(spread > 0, spread, 1.0)
+
+
+def _log_abs_scores(centred: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """``log(|centred| / spread)`` in log space (-inf at the median), never overflowing."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.abs(centred)) - np.log(spread)
 
 
 def transform_samples(arr: np.ndarray, transform: str, *, func: str) -> np.ndarray:
@@ -124,7 +135,14 @@ def transform_samples(arr: np.ndarray, transform: str, *, func: str) -> np.ndarr
     if transform == "none":
         return arr
     if transform == "asinh":
-        return np.arcsinh(_robust_scores(arr))
+        centred, spread = _robust_parts(arr)
+        log_abs = _log_abs_scores(centred, spread)
+        # asinh(r) = sign(r) log(|r| + sqrt(r^2 + 1)), which is sign(r) (log 2 + log |r|)
+        # to double precision once |r| > 1e8; the ratio itself may overflow, its log not
+        small = log_abs < _LOG_ASINH_SWITCH
+        moderate = np.arcsinh(np.where(small, centred, 0.0) / spread)
+        tail = np.sign(centred) * (math.log(2.0) + np.maximum(log_abs, _LOG_ASINH_SWITCH))
+        return np.where(small, moderate, tail).reshape(arr.shape)
     flat = arr.reshape(len(arr), -1)
     ranks = rankdata(flat, axis=0)
     return ndtri(ranks / (len(arr) + 1.0)).reshape(arr.shape)
@@ -140,7 +158,7 @@ def heavy_tail_warnings(method: str, arrays: dict[str, np.ndarray]) -> list[str]
     """
     messages = []
     for name, arr in arrays.items():
-        score = float(np.abs(_robust_scores(arr)).max())
+        score = math.exp(min(float(_log_abs_scores(*_robust_parts(arr)).max()), _LOG_MAX))
         if score > HEAVY_TAIL_THRESHOLD:
             messages.append(
                 f"{method}: heavy tails in {name} (a value {score:.2g} robust standard "

@@ -65,3 +65,21 @@ def test_paired_samples_keeps_batches_when_asked():
 def test_unknown_transform_is_refused(transform):
     with pytest.raises(ValueError, match=r"'transform'.*'none', 'asinh', 'rank'"):
         transform_samples(np.ones((3, 1)), transform, func="f")
+
+
+def test_asinh_of_an_extreme_outlier_is_its_logarithm():
+    """asinh(r) = log(2 r) for huge r, computed without forming r (1e308 / 0.5 overflows)."""
+    x = np.r_[np.linspace(-1.0, 1.0, 99), 1e308][:, None]
+    out = transform_samples(x, "asinh", func="f")
+    median, mad = np.median(x), np.median(np.abs(x - np.median(x)))
+    # log(2 r) with r = (1e308 - median) / (1.4826 mad), evaluated in log space by hand
+    expected_tail = np.log(2.0) + np.log(1e308) - np.log(1.4826 * mad)
+    assert np.isfinite(out).all()
+    assert out[-1, 0] == pytest.approx(expected_tail, rel=1e-12)
+    np.testing.assert_allclose(out[:-1, 0], np.arcsinh((x[:-1, 0] - median) / (1.4826 * mad)))
+
+
+def test_heavy_tail_check_survives_an_extreme_outlier():
+    x = np.r_[np.linspace(-1.0, 1.0, 99), 1e308][:, None]
+    [message] = heavy_tail_warnings("m", {"x": x})
+    assert "heavy tails in x" in message
