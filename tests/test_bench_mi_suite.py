@@ -345,3 +345,11 @@ def test_tracked_output_files_are_never_overwritten(tmp_path):
     with pytest.raises(ValueError, match="tracked by git"):
         _run(tmp_path, {"good": lambda: FakeEstimator("good", GOOD)}, [], figure=False)
     assert (out / "results.csv").read_text() == "kept\n"
+
+
+def test_shuffled_reference_loop_learns():
+    """BMI's MINE pairing (one shuffled re-pairing per batch) is a working yardstick too."""
+    x, y = correlated_gaussian_pair(2000, 1, 1.0, seed=0)
+    untrained = bench.reference_dv_training(x, y, steps=0, pairing="shuffled", seed=0)
+    trained = bench.reference_dv_training(x, y, steps=600, pairing="shuffled", seed=0)
+    assert abs(untrained) < 0.15 and 0.5 < trained < 1.3
