@@ -100,17 +100,17 @@ def paired_samples(
 def _robust_parts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(v - median, 1.4826 MAD)`` per feature (first axis = samples), without overflow.
 
-    Features are first divided by their largest magnitude, so the differences cannot
-    overflow. A feature with MAD 0 (more than half its samples equal) is scaled by its
-    mean absolute deviation instead, and by 1 if that is 0 too. The spread is returned
-    separately because the ratio of an outlier 1e308 spreads away overflows.
+    Everything is computed on ``v / 2`` (exact in binary floating point), whose
+    differences cannot overflow, and the mean absolute deviation as a sum of
+    ``|c| / n``; the common factor 2 cancels in the ratio. A feature with MAD 0 (more
+    than half its samples equal) is scaled by its mean absolute deviation instead, and
+    by 1 if that is 0 too. The spread is returned separately because the ratio of an
+    outlier 1e308 spreads away overflows.
     """
-    flat = arr.reshape(len(arr), -1)
-    peak = np.abs(flat).max(axis=0)
-    flat = flat / np.where(peak > 0, peak, 1.0)
+    flat = arr.reshape(len(arr), -1) / 2.0
     centred = flat - np.median(flat, axis=0)
     spread = _MAD_TO_STD * np.median(np.abs(centred), axis=0)
-    spread = np.where(spread > 0, spread, np.mean(np.abs(centred), axis=0))
+    spread = np.where(spread > 0, spread, np.sum(np.abs(centred) / len(flat), axis=0))
     return centred, np.where(spread > 0, spread, 1.0)
 
 
