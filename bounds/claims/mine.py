@@ -12,7 +12,7 @@ correlation :math:`\rho` (:math:`I = -\tfrac12\log(1-\rho^2)` nats, from
 :math:`T^* = \log dP_{XY}/d(P_X\otimes P_Y)` attains it, and other critics stay below it
 (a scaled :math:`T^*/2` and the bilinear family :math:`T = a\,xy` fitted by scipy on a
 training sample and evaluated on fresh samples). The torch estimators of
-``estimators.mine`` (MINE, H-MINE) optimise the same objective with a network.
+``estimators.neural`` (MINE, H-MINE) optimise the same objective with a network.
 
 Each Monte Carlo estimate of DV(T) comes with a delta-method standard error:
 :math:`\mathrm{Var}\,\widehat{\mathrm{DV}} \approx \mathrm{Var}_P T/n +

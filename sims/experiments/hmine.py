@@ -4,7 +4,7 @@ Source: Liu, Zhu, Wang and Xiao, "A quantitative metric for privacy leakage in f
 learning" (ICASSP 2021; ``papers/h-mine-quantitative-leakage-metric.txt``), Section 3,
 Figures 4 and 5. A client computes the gradient ``G`` of the task model at ``theta^t`` on a
 batch ``X_B`` of its data; the leakage risk is ``I(X_B; G)``, estimated by H-MINE
-(:func:`estimators.mine.hmine_estimate`) from sampled ``(X_B, G)`` pairs
+(:class:`estimators.neural.HMINE`) from sampled ``(X_B, G)`` pairs
 (:func:`sample_batch_gradients`). The paper's four studies are :data:`STUDIES`:
 
 ``batch_size`` (Fig. 4 left), ``noise_std`` (Gaussian noise on the gradient, Fig. 4 right),
@@ -60,7 +60,7 @@ from bounds.validation import check_choice, check_distinct, check_int, check_rea
 from estimators.device import check_device, resolve_device
 from estimators.image import match_reconstructions
 from estimators.mi import gaussian_channel_bound
-from estimators.mine import DVTrainingConfig, hmine_estimate
+from estimators.neural import HMINE, TrainingConfig
 from sims.attacks import AttackConfig, invert_gradient
 from sims.core.functional import batch_gradient, check_lr
 from sims.core.gradstats import per_sample_gradients
@@ -124,7 +124,8 @@ class HMineExperimentConfig:
         client_size: records held by the client, in [2, records of the task's data set]
             (569 tabular, 1797 digits).
         n_pairs: sampled ``(X_B, G)`` pairs per point (a share is held out by H-MINE).
-        estimator: H-MINE training settings (the paper's Adam learning rate is 5e-5).
+        estimator: H-MINE training settings (:class:`estimators.neural.TrainingConfig`;
+            the defaults, not the paper's Adam learning rate 5e-5, which under-trains).
         projection_dim: project the gradient onto this many orthonormal random directions
             (None: the full gradient; ~128 keeps H-MINE affordable on the digits ConvNet).
         train_lr, train_batch: SGD of the task model up to ``train_steps``.
@@ -137,9 +138,7 @@ class HMineExperimentConfig:
     task: str = "tabular"
     client_size: int = 200
     n_pairs: int = 4000
-    estimator: DVTrainingConfig = field(
-        default_factory=lambda: DVTrainingConfig(steps=1000, learning_rate=2e-4)
-    )
+    estimator: TrainingConfig = field(default_factory=TrainingConfig)
     projection_dim: int | None = None
     train_lr: float = 0.1
     train_batch: int = 16
@@ -153,9 +152,9 @@ class HMineExperimentConfig:
         check_choice("task", self.task, func=func, choices=TASKS)
         check_int("client_size", self.client_size, func=func, low=2, high=TASK_SIZES[self.task])
         check_int("n_pairs", self.n_pairs, func=func, low=2)
-        if not isinstance(self.estimator, DVTrainingConfig):
+        if not isinstance(self.estimator, TrainingConfig):
             raise ValueError(
-                f"The 'estimator' parameter of {func} must be a DVTrainingConfig. "
+                f"The 'estimator' parameter of {func} must be a TrainingConfig. "
                 f"Got {type(self.estimator).__name__} instead."
             )
         if self.projection_dim is not None:
@@ -391,9 +390,8 @@ def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
         projection_dim=config.projection_dim,
         seed=config.seed,
     )
-    estimate = hmine_estimate(
-        x_batch, g, config=config.estimator, seed=config.seed, device=config.device
-    )
+    hmine = HMINE(training=config.estimator, device=config.device)
+    estimate = hmine.estimate(x_batch, g, seed=config.seed)
     n = config.client_size
     batches_bound = (
         math.lgamma(n + 1)
@@ -420,7 +418,7 @@ def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
         "mi_ci_high": estimate.ci_high,
         "bound_batches": batches_bound,
         "bound_gaussian_channel": channel_bound,
-        "log_n_test": math.log(estimate.n_test),
+        "log_n_test": math.log(estimate.diagnostics["n_test"]),
         "cov_sum": _cov_sum(x_batch, g),
         **attack,
     }

@@ -58,7 +58,7 @@ from bounds import leakage, priprune
 from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
 from estimators.ksg import KSG
-from estimators.mine import DVTrainingConfig, hmine_estimate, mine_estimate
+from estimators.neural import HMINE, MINE, TrainingConfig
 from sims.attacks import (
     AttackConfig,
     gi_attack_batched,
@@ -112,7 +112,8 @@ class LeakageConfig:
             MINE and H-MINE estimates; 0 (default) skips them, else >= 16. Meant for
             small ``candidates``: the projected release has up to ``candidates - 1``
             dimensions.
-        estimate_steps: Adam steps of MINE and H-MINE, >= 1.
+        estimate_steps: cap on the Adam steps of each MINE and H-MINE fit (early stopping
+            on the validation bound usually ends a fit sooner), >= 1.
         client_lr: the client's learning rate r of eq. (1), > 0 (PriPrune uses 0.25).
         seed: seeds the model, the masks, the candidate order, targets, noise, attacks.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (resolved at run time).
@@ -303,7 +304,8 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     of ``Y`` orthogonal to that span is noise independent of ``X``, and isotropic noise
     stays ``N(0, s^2 I)`` in an orthonormal basis, so the projection is a sufficient
     statistic and ``I(X; Y)`` is unchanged; it is drawn directly in the span. KSG gives
-    no interval (``None``); MINE and H-MINE their bootstrap interval. All ``None`` when
+    no interval (``None``); MINE and H-MINE their cross-fitted interval
+    (:mod:`estimators.neural.interval`). All ``None`` when
     the estimates are off or ``s = 0`` (a discrete release: these estimators assume a
     density).
     """
@@ -320,15 +322,15 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     noise = torch.randn((draws, rank), generator=generator, dtype=torch.float64)
     y = (projected[index].mean(dim=1) + s * noise).numpy()
     x = world.images[index.to(world.device)].reshape(draws, config.batch_size, -1).cpu().numpy()
-    train = DVTrainingConfig(
-        steps=config.estimate_steps,
-        batch_size=min(256, config.estimate_draws // 2),
+    training = TrainingConfig(
+        max_steps=config.estimate_steps,
+        batch_size=min(64, draws // 4),
         confidence=CONFIDENCE,
     )
-    options = {"config": train, "seed": config.seed, "device": world.device}
+    options = {"training": training, "device": world.device}
     fits = {
-        "mine": mine_estimate(x.reshape(draws, -1), y, **options),
-        "hmine": hmine_estimate(x, y, **options),
+        "mine": MINE(**options).estimate(x.reshape(draws, -1), y, seed=config.seed),
+        "hmine": HMINE(**options).estimate(x, y, seed=config.seed),
     }
     ksg = KSG(interval="none").estimate(x.reshape(draws, -1), y).value / math.log(2)
     bits = {"ksg": {"bits": ksg, "ci_bits": None}}

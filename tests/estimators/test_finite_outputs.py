@@ -28,8 +28,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import estimators
-from estimators import closed_form, estimate, image, ksg, mi, mine, nmi, samples
+from estimators import closed_form, estimate, image, ksg, mi, neural, nmi, samples
 from estimators.estimate import MIWarning
+from estimators.neural import interval, objectives
 
 COVERED: set[str] = set()
 
@@ -37,8 +38,6 @@ COVERED: set[str] = set()
 EXEMPT = {
     "estimators.device.check_device": "validates a device name; returns it unchanged",
     "estimators.device.resolve_device": "returns a torch.device, no numeric output",
-    "estimators.mine.DVTrainingConfig": "configuration record; validation only",
-    "estimators.mine.MIEstimate": "result record of mine_estimate / hmine_estimate",
     "estimators.nmi.PermutationNull": "result record of nmi_permutation_null",
     "estimators.estimate.MIEstimate": "result record of every MI estimator",
     "estimators.estimate.MIWarning": "warning category, no numeric output",
@@ -49,9 +48,21 @@ EXEMPT = {
     "estimators.registry.estimate_mi": (
         "get_estimator(...).estimate(...); property-tested in tests/estimators/test_registry.py"
     ),
-    "estimators.mine.ConcatStatistics": "torch module; its output is checked via mine_estimate",
-    "estimators.mine.HierarchicalStatistics": (
-        "torch module; its output is checked via hmine_estimate"
+    "estimators.neural.critics.ConcatCritic": "torch module; checked via the estimators",
+    "estimators.neural.critics.HierarchicalCritic": "torch module; checked via HMINE",
+    "estimators.neural.evaluation.Evaluation": "result record of the fold evaluations",
+    "estimators.neural.evaluation.evaluate_infonce": "a step of InfoNCE.estimate, checked there",
+    "estimators.neural.evaluation.evaluate_marginal": "a step of every estimate, checked there",
+    "estimators.neural.training.TrainingConfig": "configuration record; validation only",
+    "estimators.neural.training.TrainingResult": "result record of train_critic",
+    "estimators.neural.training.train_critic": "the training loop of every estimate, checked there",
+}
+
+#: Subpackages exempt as a whole, with the reason.
+EXEMPT_PACKAGES = {
+    "estimators.tasks": (
+        "benchmark task constructors with known truth; the truths are tested against "
+        "closed forms, mpmath and Monte Carlo in tests/estimators/test_task_truths.py"
     ),
 }
 
@@ -68,10 +79,11 @@ def covers(*functions):
 
 def _public_callables() -> set[str]:
     names = set()
-    for info in pkgutil.iter_modules(estimators.__path__):
-        if info.name.startswith("_"):
+    for info in pkgutil.walk_packages(estimators.__path__, prefix="estimators."):
+        parts = info.name.split(".")
+        if any(part.startswith("_") for part in parts) or ".".join(parts[:2]) in EXEMPT_PACKAGES:
             continue
-        module = importlib.import_module(f"estimators.{info.name}")
+        module = importlib.import_module(info.name)
         candidates = getattr(module, "__all__", None) or [
             name for name in vars(module) if not name.startswith("_")
         ]
@@ -446,63 +458,123 @@ def test_channel_bound_is_finite(cov, noise_std, rank_one):
 
 
 # ---------------------------------------------------------------------------------------
-# estimators.mine
+# estimators.neural
 # ---------------------------------------------------------------------------------------
 
+#: Critic scores: any finite float64 for the log-sum-exp bounds; within +-80 for the bounds
+#: that exponentiate a score without a matching log (NWJ, JS, MINE's surrogate), where a
+#: float32 critic's scores live (exp(80) ~ 5.5e34 is below float32's maximum).
+ANY_SCORE = st.floats(-1e300, 1e300)
+SCORE = st.floats(-80.0, 80.0)
 
-@covers(mine.dv_lower_bound)
+
+def _scores(values):
+    return torch.tensor(values, dtype=torch.float64)
+
+
+@covers(objectives.dv_bound, objectives.smile_bound, objectives.log_mean_exp)
 @settings(max_examples=40, deadline=None)
 @given(
-    t_joint=st.lists(st.floats(-8e307, 8e307), min_size=1, max_size=20),
-    t_marginal=st.lists(st.floats(-8e307, 8e307), min_size=1, max_size=20),
+    t_joint=st.lists(ANY_SCORE, min_size=1, max_size=20),
+    t_marginal=st.lists(ANY_SCORE, min_size=1, max_size=20),
+    clip=st.floats(1e-3, 1e3),
 )
-def test_dv_bound_is_finite(t_joint, t_marginal):
-    # |mean| <= 8e307 and log-mean-exp in [-8e307, 8e307]: the difference is a finite float
-    assert math.isfinite(mine.dv_lower_bound(t_joint, t_marginal))
+def test_log_sum_exp_bounds_are_finite(t_joint, t_marginal, clip):
+    joint, marginal = _scores(t_joint), _scores(t_marginal)
+    # |mean| <= 1e300 and a log-mean-exp within [min, max] of its input: finite differences
+    assert math.isfinite(objectives.dv_bound(joint, marginal))
+    assert math.isfinite(objectives.smile_bound(joint, marginal, clip=clip))
+    lme = float(objectives.log_mean_exp(marginal))
+    assert min(t_marginal) - 1e-9 * abs(min(t_marginal)) <= lme
+    assert lme <= max(t_marginal) + 1e-9 * abs(max(t_marginal))
 
 
-TINY = mine.DVTrainingConfig(steps=3, batch_size=16, n_bootstrap=5, marginal_permutations=2)
+@covers(objectives.nwj_bound, objectives.js_objective, objectives.mine_surrogate)
+@settings(max_examples=40, deadline=None)
+@given(
+    t_joint=st.lists(SCORE, min_size=1, max_size=20),
+    t_marginal=st.lists(SCORE, min_size=1, max_size=20),
+    average=st.one_of(st.none(), st.floats(-80.0, 80.0)),
+)
+def test_exponentiating_bounds_are_finite_on_float32_scores(t_joint, t_marginal, average):
+    joint, marginal = _scores(t_joint), _scores(t_marginal)
+    assert math.isfinite(objectives.nwj_bound(joint, marginal))
+    assert math.isfinite(objectives.js_objective(joint, marginal))
+    log_average = None if average is None else torch.tensor(average, dtype=torch.float64)
+    surrogate, updated = objectives.mine_surrogate(joint, marginal, log_average, rate=0.1)
+    assert math.isfinite(surrogate) and math.isfinite(updated)
+
+
+@covers(objectives.infonce_bound, objectives.off_diagonal)
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 8), data=st.data())
+def test_infonce_is_finite_and_at_most_log_n(n, data):
+    scores = _scores(data.draw(st.lists(ANY_SCORE, min_size=n * n, max_size=n * n))).reshape(n, n)
+    value = float(objectives.infonce_bound(scores))
+    assert math.isfinite(value) and value <= math.log(n) + 1e-9
+    assert objectives.off_diagonal(scores).shape == (n * (n - 1),)
+
+
+@covers(interval.cross_fit_interval)
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(st.floats(-1e150, 1e150), min_size=1, max_size=6),
+    data=st.data(),
+    confidence=st.floats(0.5, 0.999),
+)
+def test_cross_fit_interval_is_finite_and_ordered(values, data, confidence):
+    k = len(values)
+    ses = data.draw(st.lists(st.floats(0.0, 1e150), min_size=k, max_size=k))
+    gaps = data.draw(
+        st.one_of(st.none(), st.lists(st.floats(-1e150, 1e150), min_size=k, max_size=k))
+    )
+    value, low, high, _ = interval.cross_fit_interval(values, ses, confidence=confidence, gaps=gaps)
+    assert all(math.isfinite(v) for v in (value, low, high))
+    assert low <= value <= high
+
+
+NEURAL_TINY = neural.TrainingConfig(max_steps=3, batch_size=16, eval_every=1, n_fits=2)
+CONCAT_ESTIMATORS = [neural.MINE, neural.NWJ, neural.InfoNCE, neural.SMILE]
 
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    # the networks are tiny: one intra-op thread is faster (see tests/estimators/test_mine.py)
+    # the networks are tiny: one intra-op thread is faster
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
 
 
-@covers(mine.mine_estimate)
-@settings(max_examples=6, deadline=None)
-@given(pair=continuous_pairs(n_min=40, n_max=60), seed=SEEDS)
-@example(pair=_issue_pair(outlier=False), seed=0)
-@example(pair=_issue_pair(outlier=True), seed=0)
-def test_mine_estimate_is_finite(pair, seed):
+@covers(*CONCAT_ESTIMATORS)
+@settings(max_examples=8, deadline=None)
+@given(
+    pair=continuous_pairs(n_min=60, n_max=80),
+    cls=st.sampled_from(CONCAT_ESTIMATORS),
+    transform=st.sampled_from(samples.TRANSFORMS),
+    seed=SEEDS,
+)
+@example(pair=_issue_pair(outlier=False), cls=neural.MINE, transform="none", seed=0)
+@example(pair=_issue_pair(outlier=True), cls=neural.NWJ, transform="none", seed=0)
+def test_concat_estimators_are_finite(pair, cls, transform, seed):
     x, y = pair
-    estimate = mine.mine_estimate(x, y, hidden=(4,), config=TINY, seed=seed, device="cpu")
-    values = (estimate.value, estimate.ci_low, estimate.ci_high)
-    assert all(math.isfinite(v) for v in values)
-    assert np.isfinite(estimate.train_curve).all()
+    estimator = cls(hidden=(4,), transform=transform, training=NEURAL_TINY, device="cpu")
+    est = _estimate_quietly(estimator, x, y, seed)
+    _assert_finite_estimate(est, len(x))
+    assert all(np.isfinite(est.trace[key]).all() for key in ("train", "validation"))
 
 
-@covers(mine.hmine_estimate)
+@covers(neural.HMINE)
 @settings(max_examples=4, deadline=None)
-@given(pair=continuous_pairs(n_min=40, n_max=60), seed=SEEDS)
+@given(pair=continuous_pairs(n_min=60, n_max=80), seed=SEEDS)
 @example(pair=_issue_pair(outlier=False), seed=0)
-def test_hmine_estimate_is_finite(pair, seed):
+def test_hmine_is_finite(pair, seed):
     x, y = pair
-    estimate = mine.hmine_estimate(
-        x[:, :, None],  # (n, B = dim_x, 1)
-        y,
-        block_hidden=(4,),
-        embedding_dim=2,
-        mix_hidden=(4,),
-        config=TINY,
-        seed=seed,
-        device="cpu",
+    hmine = neural.HMINE(
+        block_hidden=(4,), embedding_dim=2, mix_hidden=(4,), training=NEURAL_TINY, device="cpu"
     )
-    assert all(math.isfinite(v) for v in (estimate.value, estimate.ci_low, estimate.ci_high))
+    est = _estimate_quietly(hmine, x[:, :, None], y, seed)  # (n, B = dim_x, 1)
+    _assert_finite_estimate(est, len(x))
 
 
 # ---------------------------------------------------------------------------------------

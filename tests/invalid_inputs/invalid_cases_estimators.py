@@ -9,6 +9,7 @@ mismatched shapes (numpy's broadcast message before).
 """
 
 import numpy as np
+import torch
 from invalid_case import ApiCase, CliCase
 
 from estimators.closed_form import GaussianMI, gaussian_plugin_bias
@@ -31,14 +32,16 @@ from estimators.mi import (
     gaussian_entropy,
     gaussian_mutual_information,
 )
-from estimators.mine import (
-    ConcatStatistics,
-    DVTrainingConfig,
-    HierarchicalStatistics,
-    dv_lower_bound,
-    hmine_estimate,
-    mine_estimate,
+from estimators.neural import (
+    HMINE,
+    MINE,
+    SMILE,
+    ConcatCritic,
+    HierarchicalCritic,
+    InfoNCE,
+    TrainingConfig,
 )
+from estimators.neural.objectives import dv_bound, infonce_bound
 from estimators.nmi import (
     adjusted_nmi,
     nmi,
@@ -63,7 +66,7 @@ def _three_classes(batch):
     return np.tile([1.0, 0.0, 0.0], (len(batch), 1))
 
 
-TINY = DVTrainingConfig(steps=2, batch_size=16, n_bootstrap=5)
+TINY = TrainingConfig(max_steps=2, batch_size=16, n_fits=1)
 
 CASES: list[ApiCase | CliCase] = [
     # --- estimators.nmi ---------------------------------------------------------------
@@ -589,117 +592,138 @@ CASES: list[ApiCase | CliCase] = [
         lambda tmp: gaussian_channel_bound([[1.0]], 0.0),
         ["'noise_std'", "(0, inf)", "0.0"],
     ),
-    # --- estimators.mine ---------------------------------------------------------------
+    # --- estimators.neural -------------------------------------------------------------
     ApiCase(
-        "estimators-dv-bound-nan",
-        lambda tmp: dv_lower_bound([np.nan, 1.0], [0.0]),
-        ["'t_joint'", "finite"],
-    ),
-    ApiCase(
-        "estimators-dv-bound-overflows",
-        lambda tmp: dv_lower_bound([1e308], [-1e308]),
-        ["overflows", "mean(t_joint) = 1e+308"],
+        "estimators-dv-bound-not-a-tensor",
+        lambda tmp: dv_bound([1.0, 2.0], torch.tensor([0.0])),
+        ["'t_joint'", "floating-point torch.Tensor", "list"],
     ),
     ApiCase(
         "estimators-dv-bound-empty-marginal",
-        lambda tmp: dv_lower_bound([1.0], []),
+        lambda tmp: dv_bound(torch.tensor([1.0]), torch.tensor([])),
         ["'t_marginal'", "empty"],
     ),
     ApiCase(
-        "estimators-mine-config-not-a-config",
-        lambda tmp: mine_estimate(_samples(600), _samples(600, seed=1), config="fast"),
-        ["'config'", "DVTrainingConfig", "str"],
+        "estimators-infonce-bound-not-square",
+        lambda tmp: infonce_bound(torch.zeros(3, 4)),
+        ["'scores'", "square", "(3, 4)"],
+    ),
+    ApiCase(
+        "estimators-mine-training-not-a-config",
+        lambda tmp: MINE(training="fast"),
+        ["'training'", "TrainingConfig", "str"],
     ),
     ApiCase(
         "estimators-mine-hidden-not-a-sequence",
-        lambda tmp: mine_estimate(_samples(64), _samples(64, seed=1), hidden=5, config=TINY),
+        lambda tmp: MINE(hidden=5),
         ["'hidden'", "sequence of layer widths", "5"],
     ),
     ApiCase(
-        "estimators-mine-network-too-large",
-        lambda tmp: ConcatStatistics(2, 2, hidden=(10**6, 10**6)),
+        "estimators-mine-unknown-transform",
+        lambda tmp: MINE(transform="log"),
+        ["'transform'", "'rank'", "'log'"],
+    ),
+    ApiCase(
+        "estimators-mine-ema-rate-zero",
+        lambda tmp: MINE(ema_rate=0.0),
+        ["'ema_rate'", "(0, 1]", "0.0"],
+    ),
+    ApiCase(
+        "estimators-smile-zero-clip",
+        lambda tmp: SMILE(clip=0.0),
+        ["'clip'", "(0, inf)", "0.0"],
+    ),
+    ApiCase(
+        "estimators-critic-too-large",
+        lambda tmp: ConcatCritic(2, 2, hidden=(10**6, 10**6)),
         ["1000007000001 parameters", "268435456"],
     ),
     ApiCase(
+        "estimators-infonce-minibatch-too-large",
+        lambda tmp: InfoNCE(hidden=(4096,), training=TrainingConfig(batch_size=8192)),
+        ["'batch_size'", "'hidden'", "274877906944"],
+    ),
+    ApiCase(
         "estimators-mine-negative-seed",
-        lambda tmp: mine_estimate(_samples(64), _samples(64, seed=1), config=TINY, seed=-1),
+        lambda tmp: MINE(training=TINY).estimate(_samples(64), _samples(64, seed=1), seed=-1),
         ["'seed'", "[0, 9223372036854775807]", "-1"],
     ),
     ApiCase(
         "estimators-mine-unknown-device",
-        lambda tmp: mine_estimate(_samples(64), _samples(64, seed=1), config=TINY, device="gpu"),
+        lambda tmp: MINE(device="gpu"),
         ["'device'", "'cuda:N'", "'gpu'"],
     ),
     ApiCase(
         "estimators-mine-too-few-samples",
-        lambda tmp: mine_estimate(_samples(100), _samples(100, seed=1), device="cpu"),
-        ["batch_size=256", "Got 100 samples"],
+        lambda tmp: MINE().estimate(_samples(100), _samples(100, seed=1)),
+        ["batch_size=64", "Got 100 samples"],
     ),
     ApiCase(
         "estimators-mine-nan-sample",
-        lambda tmp: mine_estimate(np.r_[_samples(63), [[np.nan]]], _samples(64), config=TINY),
+        lambda tmp: MINE(training=TINY).estimate(np.r_[_samples(63), [[np.nan]]], _samples(64)),
         ["'x'", "finite"],
     ),
     ApiCase(
         "estimators-mine-beyond-float32-without-standardizing",
-        lambda tmp: mine_estimate(
-            1e39 * _samples(64),
-            _samples(64, seed=1),
-            config=DVTrainingConfig(steps=2, batch_size=16, standardize=False),
-            device="cpu",
-        ),
+        lambda tmp: MINE(
+            transform="none", training=TrainingConfig(max_steps=2, batch_size=16, standardize=False)
+        ).estimate(1e39 * _samples(64), _samples(64, seed=1)),
         ["'x'", "float32", "standardize=True"],
     ),
     ApiCase(
         "estimators-mine-diverging-learning-rate",
-        lambda tmp: mine_estimate(
-            _samples(64),
-            _samples(64, seed=1),
+        lambda tmp: MINE(
             hidden=(4,),
-            config=DVTrainingConfig(steps=3, batch_size=16, learning_rate=1e308, n_bootstrap=5),
+            training=TrainingConfig(max_steps=3, batch_size=16, learning_rate=1e308, n_fits=1),
             device="cpu",
-        ),
-        ["finite estimate", "learning_rate=1e+308"],
+        ).estimate(_samples(64), _samples(64, seed=1)),
+        ["diverged", "learning_rate=1e+308"],
     ),
     ApiCase(
-        "estimators-mine-too-many-marginal-permutations",
-        lambda tmp: mine_estimate(
-            _samples(64),
-            _samples(64, seed=1),
-            config=DVTrainingConfig(steps=2, batch_size=16, marginal_permutations=2**25),
-        ),
-        ["'marginal_permutations'", "33554432", "16 held-out samples", "268435456"],
+        "estimators-hmine-too-many-marginal-shifts",
+        lambda tmp: HMINE(training=TINY, marginal_shifts=16),
+        ["'marginal_shifts'", "[1, 15]", "16"],
     ),
     ApiCase(
         "estimators-hmine-one-dimensional-batch",
-        lambda tmp: hmine_estimate(_samples(64)[:, 0], _samples(64, seed=1), config=TINY),
-        ["'x_batch'", "(n, B, ...)", "(64,)"],
+        lambda tmp: HMINE(training=TINY).estimate(_samples(64)[:, 0], _samples(64, seed=1)),
+        ["'x'", "(n, B, ...)", "(64,)"],
     ),
     ApiCase(
         "estimators-hmine-sample-count-mismatch",
-        lambda tmp: hmine_estimate(_samples(64, 2)[:, :, None], _samples(63), config=TINY),
-        ["'x_batch'", "'g'", "64 and 63"],
+        lambda tmp: HMINE(training=TINY).estimate(_samples(64, 2)[:, :, None], _samples(63)),
+        ["'x'", "'y'", "64 and 63"],
     ),
     ApiCase(
-        "estimators-dv-config-string-standardize",
-        lambda tmp: DVTrainingConfig(standardize="no"),
+        "estimators-training-config-string-standardize",
+        lambda tmp: TrainingConfig(standardize="no"),
         ["'standardize'", "True or False", "'no'"],
     ),
     ApiCase(
-        "estimators-dv-config-zero-steps",
-        lambda tmp: DVTrainingConfig(steps=0),
-        ["'steps'", "[1, inf)", "Got 0"],
+        "estimators-training-config-zero-steps",
+        lambda tmp: TrainingConfig(max_steps=0),
+        ["'max_steps'", "[1, inf)", "Got 0"],
+    ),
+    ApiCase(
+        "estimators-training-config-averaging-one",
+        lambda tmp: TrainingConfig(averaging=1.0),
+        ["'averaging'", "[0, 1)", "1.0"],
+    ),
+    ApiCase(
+        "estimators-training-config-unknown-schedule",
+        lambda tmp: TrainingConfig(schedule="step"),
+        ["'schedule'", "'plateau'", "'step'"],
     ),
     ApiCase(
         "estimators-hierarchical-zero-embedding",
-        lambda tmp: HierarchicalStatistics(2, 2, 4, embedding_dim=0),
+        lambda tmp: HierarchicalCritic(2, 2, 4, embedding_dim=0),
         ["'embedding_dim'", "[1, inf)", "Got 0"],
     ),
     # --- estimators.device -------------------------------------------------------------
     ApiCase(
         "estimators-check-device-meta",
-        lambda tmp: check_device("meta", func="mine_estimate"),
-        ["'device'", "mine_estimate", "'meta'"],
+        lambda tmp: check_device("meta", func="MINE"),
+        ["'device'", "MINE", "'meta'"],
     ),
     ApiCase(
         "estimators-resolve-device-none",

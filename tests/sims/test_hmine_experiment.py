@@ -8,7 +8,7 @@ import torch
 from scipy.special import comb
 from torch import nn
 
-from estimators.mine import DVTrainingConfig
+from estimators.neural import TrainingConfig
 from sims.core.functional import batch_gradient
 from sims.core.store import ResultStore
 from sims.experiments import hmine
@@ -25,7 +25,7 @@ from sims.experiments.hmine import (
 TINY = HMineExperimentConfig(
     client_size=40,
     n_pairs=300,
-    estimator=DVTrainingConfig(steps=5, batch_size=32),
+    estimator=TrainingConfig(max_steps=5, batch_size=32, n_fits=1),
     attack_runs=2,
     attack_iterations=5,
     device="cpu",
