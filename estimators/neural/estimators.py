@@ -347,7 +347,16 @@ class _NeuralEstimator:
 class _PairwiseEstimator(_NeuralEstimator):
     """An estimator on a :class:`ConcatCritic` scoring all pairs of every minibatch."""
 
-    def __init__(self, *, hidden, activation, training, transform, device, progress):
+    def __init__(
+        self,
+        *,
+        hidden=(128,),
+        activation: str = "elu",
+        training: TrainingConfig | None = None,
+        transform: str = "rank",
+        device="auto",
+        progress: bool = False,
+    ):
         super().__init__(training=training, transform=transform, device=device, progress=progress)
         func = type(self).__name__
         self.hidden = check_hidden("hidden", hidden, func=func, allow_empty=False)
@@ -465,25 +474,6 @@ class NWJ(_PairwiseEstimator):
     name = "nwj"
     bound = "nwj"
 
-    def __init__(
-        self,
-        *,
-        hidden=(128,),
-        activation: str = "elu",
-        training: TrainingConfig | None = None,
-        transform: str = "rank",
-        device="auto",
-        progress: bool = False,
-    ):
-        super().__init__(
-            hidden=hidden,
-            activation=activation,
-            training=training,
-            transform=transform,
-            device=device,
-            progress=progress,
-        )
-
     def _objective(self, critic, x, y, state):
         bound = nwj_bound(*self._pairs(critic, x, y))
         return -bound, bound.detach()
@@ -507,25 +497,6 @@ class InfoNCE(_PairwiseEstimator):
 
     name = "infonce"
     bound = "infonce"
-
-    def __init__(
-        self,
-        *,
-        hidden=(128,),
-        activation: str = "elu",
-        training: TrainingConfig | None = None,
-        transform: str = "rank",
-        device="auto",
-        progress: bool = False,
-    ):
-        super().__init__(
-            hidden=hidden,
-            activation=activation,
-            training=training,
-            transform=transform,
-            device=device,
-            progress=progress,
-        )
 
     def _objective(self, critic, x, y, state):
         bound = infonce_bound(critic.scores(x, y))

@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from bounds.validation import check_int, check_real
-from estimators.tasks.task import MITask
+from estimators.tasks.task import MITask, check_correlation
 
 __all__ = [
     "dense_normal_task",
@@ -103,15 +103,7 @@ def _pairs(dim_x, dim_y, n_pairs, correlation, func: str) -> tuple[int, int, int
     dim_x = check_int("dim_x", dim_x, func=func, low=1)
     dim_y = check_int("dim_y", dim_y, func=func, low=1)
     n_pairs = check_int("n_pairs", n_pairs, func=func, low=0, high=min(dim_x, dim_y))
-    correlation = check_real(
-        "correlation",
-        correlation,
-        func=func,
-        low=-1.0,
-        high=1.0,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    correlation = check_correlation(correlation, func=func)
     return dim_x, dim_y, n_pairs, correlation
 
 
@@ -142,15 +134,7 @@ def paired_mutual_information(n_pairs: int, correlation: float) -> float:
     """
     func = "paired_mutual_information"
     n_pairs = check_int("n_pairs", n_pairs, func=func, low=0)
-    rho = check_real(
-        "correlation",
-        correlation,
-        func=func,
-        low=-1.0,
-        high=1.0,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    rho = check_correlation(correlation, func=func)
     return -0.5 * n_pairs * math.log1p(-(rho**2))
 
 

@@ -37,7 +37,7 @@ from scipy.special import logsumexp
 
 from bounds.validation import check_int, check_real
 from estimators._arrays import check_seed
-from estimators.tasks.task import MITask
+from estimators.tasks.task import MITask, check_correlation
 
 __all__ = [
     "TRUTH_DRAWS",
@@ -211,15 +211,7 @@ def bimodal_task(
     """
     func = "bimodal_task"
     m = check_real("separation", separation, func=func)
-    r = check_real(
-        "correlation",
-        correlation,
-        func=func,
-        low=-1.0,
-        high=1.0,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    r = check_correlation(correlation, func=func)
     cov = np.array([[1.0, r], [r, 1.0]])
     mixture = GaussianMixture(
         np.array([0.5, 0.5]), np.array([[-m, -m], [m, m]]), np.stack([cov, cov])
@@ -244,15 +236,7 @@ def x_mixture_task(dim: int, correlation: float, *, draws: int = TRUTH_DRAWS) ->
     """
     func = "x_mixture_task"
     dim = check_int("dim", dim, func=func, low=1)
-    rho = check_real(
-        "correlation",
-        correlation,
-        func=func,
-        low=-1.0,
-        high=1.0,
-        low_inclusive=False,
-        high_inclusive=False,
-    )
+    rho = check_correlation(correlation, func=func)
     eye = np.eye(dim)
     covariances = np.stack(
         [np.block([[eye, s * rho * eye], [s * rho * eye, eye]]) for s in (1, -1)]

@@ -21,7 +21,7 @@ import numpy as np
 from bounds.validation import check_choice, check_int, check_real
 from estimators._arrays import check_seed
 
-__all__ = ["FAMILIES", "MITask"]
+__all__ = ["FAMILIES", "MITask", "check_correlation"]
 
 #: Families of tasks, in the order the suite lists them.
 FAMILIES = ("normal", "student", "transformed", "mixture", "batch")
@@ -29,6 +29,14 @@ FAMILIES = ("normal", "student", "transformed", "mixture", "batch")
 #: A sampler: ``sampler(n_samples, seed) -> (x, y)``, arrays of shapes ``(n, *x_shape)``
 #: and ``(n, *y_shape)``, the same arrays for the same arguments.
 Sampler = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def check_correlation(value, *, func: str, name: str = "correlation") -> float:
+    """A correlation coefficient in the open interval (-1, 1), as a float (a ValueError
+    naming ``name``, the interval and the value otherwise)."""
+    return check_real(
+        name, value, func=func, low=-1.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
 
 
 def _shape(name: str, shape, func: str) -> tuple[int, ...]:

@@ -10,32 +10,16 @@ noise, ``h(Y) - h(noise)`` by numerical integration of the convolved density.
 from __future__ import annotations
 
 import math
-import warnings
 
 import mpmath
 import numpy as np
 import pytest
+from mi_warnings import estimate_quietly, issued_mi_warnings
 from scipy import integrate, stats
 
 from estimators.closed_form import GaussianMI, gaussian_plugin_bias
-from estimators.estimate import MIWarning
 from estimators.mi import correlated_gaussian_pair, gaussian_mutual_information
 from estimators.registry import estimate_mi, get_estimator
-
-
-def _quiet(estimator, x, y, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MIWarning)
-        return estimator.estimate(x, y, **kwargs)
-
-
-def _mi_warnings(estimator, x, y):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = estimator.estimate(x, y)
-    issued = [str(w.message) for w in caught if issubclass(w.category, MIWarning)]
-    assert issued == list(est.warnings)
-    return issued
 
 
 @pytest.mark.parametrize(("n", "dim_x", "dim_y"), [(50, 1, 1), (300, 3, 2), (400, 1, 6)])
@@ -46,9 +30,9 @@ def test_value_is_the_closed_form_of_the_sample_covariance(n, dim_x, dim_y):
     x = rng.normal(size=(n, dim_x))
     y = x[:, :1] @ np.ones((1, dim_y)) + 3.0 * rng.normal(size=(n, dim_y)) + 5.0
     expected = gaussian_mutual_information(np.cov(np.hstack([x, y]).T), dim_x)
-    assert _quiet(GaussianMI(n_resamples=2, bias_correct=False), x, y).value == pytest.approx(
-        expected, abs=1e-10
-    )
+    assert estimate_quietly(
+        GaussianMI(n_resamples=2, bias_correct=False), x, y
+    ).value == pytest.approx(expected, abs=1e-10)
 
 
 @pytest.mark.parametrize("dim", [1, 5, 25])
@@ -83,7 +67,7 @@ def test_plugin_bias_matches_monte_carlo():
     for seed in range(400):
         rng = np.random.default_rng(seed)
         x, y = rng.normal(size=(40, 3)), rng.normal(size=(40, 3))
-        values.append(_quiet(GaussianMI(n_resamples=2, bias_correct=False), x, y).value)
+        values.append(estimate_quietly(GaussianMI(n_resamples=2, bias_correct=False), x, y).value)
     assert np.mean(values) == pytest.approx(_bias_mpmath(40, 3, 3), abs=0.01)
 
 
@@ -108,7 +92,7 @@ def test_bootstrap_interval_covers_at_about_the_nominal_level(n, dim, mi, bias_c
     rows = []
     for seed in range(150):
         x, y = correlated_gaussian_pair(n, dim, mi, seed=500 + seed)
-        est = _quiet(GaussianMI(bias_correct=bias_correct), x, y, seed=seed)
+        est = estimate_quietly(GaussianMI(bias_correct=bias_correct), x, y, seed=seed)
         rows.append((est.value, est.ci_low, est.ci_high))
     value, low, high = np.array(rows).T
     mean = value.mean()
@@ -178,7 +162,7 @@ def test_a_shared_outlier_is_resolved_up_to_float_precision():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(10, 1)), rng.normal(size=(10, 1))
     x[0], y[0] = -1e9, -1e9
-    est = _quiet(GaussianMI(n_resamples=10, bias_correct=False), x, y)
+    est = estimate_quietly(GaussianMI(n_resamples=10, bias_correct=False), x, y)
     # the Gaussian MI of data this close to collinear is large (about 17 nats here)
     assert math.isfinite(est.value) and est.value > 10
     x[0], y[0] = -1e16, -1e16
@@ -188,10 +172,10 @@ def test_a_shared_outlier_is_resolved_up_to_float_precision():
 
 def test_few_samples_per_dimension_warn_and_name_the_bias():
     x, y = correlated_gaussian_pair(40, 5, 1.0, seed=0)
-    issued = _mi_warnings(GaussianMI(n_resamples=20, bias_correct=False), x, y)
+    issued = issued_mi_warnings(GaussianMI(n_resamples=20, bias_correct=False), x, y)
     assert any("fewer than 5 per dimension" in m for m in issued)
     assert any("biased upwards by" in m and "bias_correct=True" in m for m in issued)
-    corrected = _mi_warnings(GaussianMI(n_resamples=20, bias_correct=True), x, y)
+    corrected = issued_mi_warnings(GaussianMI(n_resamples=20, bias_correct=True), x, y)
     assert not any("biased upwards" in m for m in corrected)
 
 
@@ -199,14 +183,16 @@ def test_cauchy_samples_warn_of_heavy_tails_unless_transformed():
     rng = np.random.default_rng(0)
     x = rng.standard_cauchy((1000, 1))
     y = x + rng.standard_cauchy((1000, 1))
-    assert sum("heavy tails" in m for m in _mi_warnings(GaussianMI(n_resamples=20), x, y)) == 2
-    issued = _mi_warnings(GaussianMI(transform="rank", n_resamples=20), x, y)
+    assert (
+        sum("heavy tails" in m for m in issued_mi_warnings(GaussianMI(n_resamples=20), x, y)) == 2
+    )
+    issued = issued_mi_warnings(GaussianMI(transform="rank", n_resamples=20), x, y)
     assert not any("heavy tails" in m for m in issued)
 
 
 def test_a_clean_case_gives_no_warning():
     x, y = correlated_gaussian_pair(2000, 2, 0.5, seed=0)
-    assert _mi_warnings(GaussianMI(), x, y) == []
+    assert issued_mi_warnings(GaussianMI(), x, y) == []
 
 
 def test_registry_builds_it_and_the_seed_moves_only_the_interval():

@@ -26,10 +26,10 @@ import pytest
 import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from mi_warnings import estimate_quietly
 
 import estimators
 from estimators import closed_form, estimate, image, ksg, mi, neural, nmi, samples
-from estimators.estimate import MIWarning
 from estimators.neural import interval, objectives
 
 COVERED: set[str] = set()
@@ -303,12 +303,6 @@ def _issue_pair(outlier: bool):
     return 1e308 * x, 1e308 * y
 
 
-def _estimate_quietly(estimator, x, y, seed):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MIWarning)  # small n, heavy tails: expected here
-        return estimator.estimate(x, y, seed=seed)
-
-
 def _assert_finite_estimate(est, n):
     assert all(math.isfinite(v) for v in (est.value, est.ci_low, est.ci_high))
     assert est.ci_low <= est.value <= est.ci_high and est.n_samples == n
@@ -333,7 +327,7 @@ def test_ksg_is_finite_with_a_finite_interval(pair, k, standardize, transform, a
     estimator = ksg.KSG(
         k=k, standardize=standardize, transform=transform, algorithm=algorithm, n_resamples=4
     )
-    est = _estimate_quietly(estimator, x, y, seed)
+    est = estimate_quietly(estimator, x, y, seed=seed)
     _assert_finite_estimate(est, len(x))
     assert est.value <= est.diagnostics["ceiling"] + 1e-12
 
@@ -359,7 +353,7 @@ def test_gaussian_mi_is_finite_with_a_finite_interval(pair, transform, bias_corr
     estimator = closed_form.GaussianMI(
         transform=transform, bias_correct=bias_correct, n_resamples=10
     )
-    est = _estimate_quietly(estimator, x, y, seed)
+    est = estimate_quietly(estimator, x, y, seed=seed)
     _assert_finite_estimate(est, len(x))
     bias = closed_form.gaussian_plugin_bias(len(x), x.shape[1], y.shape[1])
     assert math.isfinite(bias) and bias > 0
@@ -385,7 +379,7 @@ def test_issue_13_pairs_give_finite_estimates(outlier, transform, name):
         "ksg": lambda: ksg.KSG(transform=transform, n_resamples=4),
         "gaussian": lambda: closed_form.GaussianMI(transform=transform, n_resamples=10),
     }[name]()
-    _assert_finite_estimate(_estimate_quietly(estimator, x, y, 0), len(x))
+    _assert_finite_estimate(estimate_quietly(estimator, x, y, seed=0), len(x))
 
 
 # ---------------------------------------------------------------------------------------
@@ -537,15 +531,6 @@ NEURAL_TINY = neural.TrainingConfig(max_steps=3, batch_size=16, eval_every=1, n_
 CONCAT_ESTIMATORS = [neural.MINE, neural.NWJ, neural.InfoNCE, neural.SMILE]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # the networks are tiny: one intra-op thread is faster
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @covers(*CONCAT_ESTIMATORS)
 @settings(max_examples=8, deadline=None)
 @given(
@@ -559,7 +544,7 @@ def _one_thread():
 def test_concat_estimators_are_finite(pair, cls, transform, seed):
     x, y = pair
     estimator = cls(hidden=(4,), transform=transform, training=NEURAL_TINY, device="cpu")
-    est = _estimate_quietly(estimator, x, y, seed)
+    est = estimate_quietly(estimator, x, y, seed=seed)
     _assert_finite_estimate(est, len(x))
     assert all(np.isfinite(est.trace[key]).all() for key in ("train", "validation"))
 
@@ -573,7 +558,7 @@ def test_hmine_is_finite(pair, seed):
     hmine = neural.HMINE(
         block_hidden=(4,), embedding_dim=2, mix_hidden=(4,), training=NEURAL_TINY, device="cpu"
     )
-    est = _estimate_quietly(hmine, x[:, :, None], y, seed)  # (n, B = dim_x, 1)
+    est = estimate_quietly(hmine, x[:, :, None], y, seed=seed)  # (n, B = dim_x, 1)
     _assert_finite_estimate(est, len(x))
 
 

@@ -10,17 +10,16 @@ inequalities); the true MI of ``correlated_gaussian_pair`` is its closed form
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mi_warnings import estimate_quietly, issued_mi_warnings
 from scipy.special import digamma
 
 from estimators import ksg as ksg_module
-from estimators.estimate import MIWarning
 from estimators.ksg import KSG, _counts_brute, _counts_tree
 from estimators.mi import correlated_gaussian_pair
 from estimators.registry import estimate_mi, get_estimator
@@ -43,21 +42,6 @@ def _slow_counts(x, y, k):
                 n_x[i] += max(abs(a - b) for a, b in zip(x[i], x[j], strict=True)) < eps[i]
                 n_y[i] += max(abs(a - b) for a, b in zip(y[i], y[j], strict=True)) < eps[i]
     return eps, n_x, n_y
-
-
-def _quiet(estimator, x, y, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MIWarning)
-        return estimator.estimate(x, y, **kwargs)
-
-
-def _mi_warnings(estimator, x, y):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = estimator.estimate(x, y)
-    issued = [str(w.message) for w in caught if issubclass(w.category, MIWarning)]
-    assert issued == list(est.warnings)  # every message issued once, and kept
-    return issued
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,7 +103,7 @@ def test_tree_and_brute_give_the_same_estimate_and_interval():
 @pytest.mark.parametrize(("dim", "expected"), [(4, "tree"), (5, "brute")])
 def test_auto_takes_the_tree_up_to_eight_joint_dimensions(dim, expected):
     x, y = correlated_gaussian_pair(200, dim, 0.5, seed=0)
-    est = _quiet(KSG(interval="none"), x, y)
+    est = estimate_quietly(KSG(interval="none"), x, y)
     assert est.diagnostics["algorithm"] == expected
     assert (est.diagnostics["dim_x"], est.diagnostics["dim_y"]) == (dim, dim)
 
@@ -130,7 +114,7 @@ def test_estimate_is_eq_8_of_the_slow_counts(dim, k):
     x, y = correlated_gaussian_pair(80, dim, 1.0, seed=dim)
     _, n_x, n_y = _slow_counts(x, y, k)
     expected = digamma(k) + digamma(80) - np.mean(digamma(n_x + 1) + digamma(n_y + 1))
-    got = _quiet(KSG(k=k, standardize=False, interval="none"), x, y).value
+    got = estimate_quietly(KSG(k=k, standardize=False, interval="none"), x, y).value
     assert got == pytest.approx(expected, abs=1e-12)  # same counts: summation order only
 
 
@@ -153,7 +137,7 @@ def test_estimate_is_eq_8_of_the_slow_counts(dim, k):
 )
 def test_ksg_matches_the_gaussian_closed_form_in_low_dimension(n, dim, mi, tolerance):
     x, y = correlated_gaussian_pair(n, dim, mi, seed=11)
-    est = _quiet(KSG(interval="none"), x, y)
+    est = estimate_quietly(KSG(interval="none"), x, y)
     assert est.value == pytest.approx(mi, abs=tolerance)
 
 
@@ -162,8 +146,8 @@ def test_ksg_is_biased_towards_zero_in_fifty_joint_dimensions_and_says_so():
     # -85 % at N = 1,000. The estimate must stay well below the truth (a fix that inflated
     # it would need a new warning text) and the dimension warning must fire.
     x, y = correlated_gaussian_pair(1000, 25, 1.0, seed=0)
-    issued = _mi_warnings(KSG(interval="none"), x, y)
-    est = _quiet(KSG(interval="none"), x, y)
+    issued = issued_mi_warnings(KSG(interval="none"), x, y)
+    est = estimate_quietly(KSG(interval="none"), x, y)
     assert 0.0 < est.value < 0.3
     assert any("50 joint dimensions" in m and "biased towards 0" in m for m in issued)
 
@@ -173,7 +157,9 @@ def test_independent_data_give_estimates_around_zero_including_negative_ones():
     values = []
     for seed in range(60):
         rng = np.random.default_rng(seed)
-        est = _quiet(KSG(interval="none"), rng.normal(size=(300, 1)), rng.normal(size=(300, 1)))
+        est = estimate_quietly(
+            KSG(interval="none"), rng.normal(size=(300, 1)), rng.normal(size=(300, 1))
+        )
         values.append(est.value)
         if est.value < 0:
             assert any(m.startswith("ksg: negative estimate") for m in est.warnings)
@@ -203,7 +189,7 @@ def test_half_sampling_interval_covers_at_about_the_nominal_level():
     rows = []
     for seed in range(200):
         x, y = correlated_gaussian_pair(401, 1, 0.5, seed=1000 + seed)
-        est = _quiet(estimator, x, y, seed=seed)
+        est = estimate_quietly(estimator, x, y, seed=seed)
         rows.append((est.value, est.ci_low, est.ci_high, est.diagnostics["standard_error"]))
     value, low, high, se = np.array(rows).T
     mean = value.mean()
@@ -236,22 +222,22 @@ def test_no_interval_is_the_point_and_says_so():
 def test_ten_samples_of_one_nat_warn_of_a_small_sample():
     # issue 14: N = 10 with a true 1.0 returned 0.53 with no warning
     x, y = correlated_gaussian_pair(10, 1, 1.0, seed=0)
-    issued = _mi_warnings(KSG(), x, y)
+    issued = issued_mi_warnings(KSG(), x, y)
     assert any("only N = 10 samples" in m and "towards 0" in m for m in issued)
 
 
 def test_too_few_samples_for_half_sampling_warn_and_give_the_point():
     x, y = correlated_gaussian_pair(6, 1, 1.0, seed=0)  # floor(6/2) = 3 < k + 1 = 4
-    issued = _mi_warnings(KSG(k=3), x, y)
+    issued = issued_mi_warnings(KSG(k=3), x, y)
     assert any("too few for the half-sampling interval" in m for m in issued)
-    est = _quiet(KSG(k=3), x, y)
+    est = estimate_quietly(KSG(k=3), x, y)
     assert est.ci_low == est.value == est.ci_high
 
 
 def test_an_estimate_near_the_ceiling_warns_of_saturation():
     # 1-d, 4 nats at N = 200: psi(200) - psi(3) = 4.37 and KSG returns about 3.1
     x, y = correlated_gaussian_pair(200, 1, 4.0, seed=0)
-    issued = _mi_warnings(KSG(interval="none"), x, y)
+    issued = issued_mi_warnings(KSG(interval="none"), x, y)
     assert any("of the ceiling" in m and "biased towards 0" in m for m in issued)
 
 
@@ -259,14 +245,14 @@ def test_cauchy_samples_warn_of_heavy_tails_unless_transformed():
     rng = np.random.default_rng(0)
     x = rng.standard_cauchy((1000, 1))
     y = x + rng.standard_cauchy((1000, 1))
-    issued = _mi_warnings(KSG(interval="none"), x, y)
+    issued = issued_mi_warnings(KSG(interval="none"), x, y)
     assert sum("heavy tails" in m for m in issued) == 2
-    assert not any("heavy tails" in m for m in _mi_warnings(KSG(transform="rank"), x, y))
+    assert not any("heavy tails" in m for m in issued_mi_warnings(KSG(transform="rank"), x, y))
 
 
 def test_a_clean_case_gives_no_warning():
     x, y = correlated_gaussian_pair(2000, 1, 0.5, seed=0)
-    assert _mi_warnings(KSG(), x, y) == []
+    assert issued_mi_warnings(KSG(), x, y) == []
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,7 +268,7 @@ def test_rank_transform_makes_the_estimate_invariant_to_monotone_maps():
     a = estimator.estimate(x, y)
     b = estimator.estimate(np.exp(x), y**3)
     assert (a.value, a.ci_low, a.ci_high) == (b.value, b.ci_low, b.ci_high)
-    raw = _quiet(KSG(n_resamples=5), np.exp(x), y**3)
+    raw = estimate_quietly(KSG(n_resamples=5), np.exp(x), y**3)
     assert raw.value != a.value  # the transform did something
 
 
@@ -301,9 +287,9 @@ def test_an_outlier_near_the_float_maximum_gives_the_estimate_of_the_rescaled_da
     x_big = 1e306 * x
     x_big[0, 0] = 1e308
     estimator = KSG(interval="none")
-    reference = _quiet(estimator, x_big / 1e300, y).value
+    reference = estimate_quietly(estimator, x_big / 1e300, y).value
     assert reference > 0.3  # the dependence survives the outlier
-    assert _quiet(estimator, x_big, y).value == pytest.approx(reference, abs=1e-12)
+    assert estimate_quietly(estimator, x_big, y).value == pytest.approx(reference, abs=1e-12)
 
 
 def test_without_standardizing_a_common_scale_does_not_change_the_estimate():
@@ -313,7 +299,7 @@ def test_without_standardizing_a_common_scale_does_not_change_the_estimate():
     _, n_x, n_y = _slow_counts(x, y, 3)
     expected = digamma(3) + digamma(60) - np.mean(digamma(n_x + 1) + digamma(n_y + 1))
     factor = 1.5e308 / max(np.abs(x).max(), np.abs(y).max())
-    got = _quiet(KSG(standardize=False, interval="none"), factor * x, factor * y).value
+    got = estimate_quietly(KSG(standardize=False, interval="none"), factor * x, factor * y).value
     assert got == pytest.approx(expected, abs=1e-12)
 
 

@@ -25,15 +25,6 @@ QUICK = TrainingConfig(max_steps=3000, eval_every=50, patience=4, n_fits=2, test
 CONCAT = {"mine": MINE, "nwj": NWJ, "infonce": InfoNCE, "smile": SMILE}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # the critics are small: one intra-op thread is faster than two on a loaded machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def gaussian():
     return correlated_gaussian_pair(2000, 1, 0.5, seed=3)  # I(X; Y) = 0.5 nats
