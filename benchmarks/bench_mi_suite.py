@@ -831,38 +831,33 @@ def run_benchmark(
     return {"rows": rows, "summary": summary, "ratios": ratios, "headlines": lines, "files": files}
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {value}")
-    return value
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low``, else a one-line error naming the value."""
 
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {value}")
+        return value
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
-    return value
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--estimators", nargs="+", metavar="NAME", default=list(ESTIMATORS))
     parser.add_argument("--tasks", nargs="+", metavar="NAME", help="default: the whole suite")
-    parser.add_argument("--n-samples", type=_positive_int, help="default 5000 (--quick: 1000)")
-    parser.add_argument("--seed", type=_non_negative_int, default=0)
+    parser.add_argument("--n-samples", type=_int_at_least(1), help="default 5000 (--quick: 1000)")
+    parser.add_argument("--seed", type=_int_at_least(0), default=0)
     parser.add_argument("--device", default="auto", help="passed to estimators that take one")
-    parser.add_argument("--workers", type=_positive_int, default=1, help="parallel jobs")
+    parser.add_argument("--workers", type=_int_at_least(1), default=1, help="parallel jobs")
     parser.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds per job; 0: no limit"
     )
-    parser.add_argument("--threads", type=_positive_int, default=1, help="torch threads per job")
+    parser.add_argument("--threads", type=_int_at_least(1), default=1, help="torch threads per job")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--quick", action="store_true", help="4 tasks, 1000 samples")
     parser.add_argument(
@@ -872,8 +867,8 @@ def _parser() -> argparse.ArgumentParser:
         help=f"tasks of the timed reference loop (default {' '.join(REFERENCE_TASKS)}; "
         "--quick: none); give the flag alone for none",
     )
-    parser.add_argument("--reference-steps", type=_positive_int, default=REFERENCE["steps"])
-    parser.add_argument("--reference-repeats", type=_positive_int, help="default 3 (--quick: 1)")
+    parser.add_argument("--reference-steps", type=_int_at_least(1), default=REFERENCE["steps"])
+    parser.add_argument("--reference-repeats", type=_int_at_least(1), help="default 3 (--quick: 1)")
     parser.add_argument("--no-figure", action="store_true")
     return parser
 

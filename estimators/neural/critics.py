@@ -203,3 +203,17 @@ class HierarchicalCritic(nn.Module):
     def forward(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """``T(X_B, G)`` of shape (n,) for ``x`` (n, B, dim_x) and ``g`` (n, dim_g)."""
         return self.mix(self.embeddings(x, g).flatten(1)).squeeze(-1)
+
+    def shifted_scores(self, x: torch.Tensor, g: torch.Tensor, shifts: int) -> torch.Tensor:
+        """``S[s, i] = T(X_B,i, G_{(i + s) mod n})`` of shape (shifts + 1, n): the joint pairs
+        (row 0) and ``shifts`` cyclic re-pairings, in one batched pass.
+
+        Equal to ``forward(x, torch.roll(g, -s, dims=0))`` for each ``s``: the BlockModel's
+        first layer is split, so each sample's ``x`` and ``g`` parts are computed once and
+        only their sums are re-paired.
+        """
+        x_part = self.block_x(x)  # (n, B, h)
+        g_part = self.block_g(g)  # (n, h)
+        rolled = torch.stack([torch.roll(g_part, -s, dims=0) for s in range(shifts + 1)])
+        embeddings = self.block_rest(x_part[None] + rolled[:, :, None, :])  # (S + 1, n, B, e)
+        return self.mix(embeddings.flatten(2)).squeeze(-1)

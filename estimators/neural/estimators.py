@@ -389,8 +389,8 @@ _TRAINING_DOC = """
     transform : {"rank", "asinh", "none"}, default "rank"
         Per-feature strictly increasing map applied first (:mod:`estimators.samples`);
         MI is invariant to it. The default normal scores leave Gaussian data nearly
-        unchanged and tame heavy tails (measured: a Cauchy task went from 0 to within
-        20 % of the truth); with "none" heavy tails are checked and warned about.
+        unchanged and tame heavy tails; with "none" heavy tails are checked and warned
+        about.
     device : "auto", "cpu", "cuda", "cuda:N" or "mps", default "auto"
     progress : bool, default False
         Show a progress bar per fit.
@@ -582,13 +582,10 @@ class HMINE(_NeuralEstimator):
     value pairs each held-out sample with {TEST_SHIFTS} others.
 
     The paper's architecture ((200, 200), 5, (500,)) and learning rate (5e-5) are not the
-    defaults: at 5e-5 it was 42-50 % low on batch-gradient tasks (under-trained) and at
-    5e-4 it overfit 25 x 25 tasks without warning (issue 14). At the defaults it solves
-    the four batch tasks ``GaussianBatchChannel`` (2, 5, 5, 0.5), (5, 3, 10, 0.5),
-    (10, 2, 10, 0.3), (10, 5, 10, 0.5) with 5,000 samples (6-14 % low, measured on three
-    data seeds), but plain :class:`MINE` on the flattened batch was as good or better on
-    every one of them (3-8 % low); H-MINE's advantage is its parameter count, which does
-    not grow with ``B``.
+    defaults: at 5e-5 it under-trains on batch-gradient tasks and at 5e-4 it overfits
+    25 x 25 tasks without warning (issue 14). Plain :class:`MINE` on the flattened batch
+    is a strong competitor (the README compares the two on the task suite); H-MINE's
+    advantage is its parameter count, which does not grow with ``B``.
 
     Parameters
     ----------
@@ -659,10 +656,8 @@ class HMINE(_NeuralEstimator):
         )
 
     def _objective(self, critic, x, g, state):
-        joint = critic(x, g)
-        marginal = torch.cat(
-            [critic(x, torch.roll(g, -s, dims=0)) for s in range(1, self.marginal_shifts + 1)]
-        )
+        scores = critic.shifted_scores(x, g, self.marginal_shifts)
+        joint, marginal = scores[0], scores[1:].flatten()
         surrogate, state["log_average"] = mine_surrogate(
             joint, marginal, state.get("log_average"), rate=self.ema_rate
         )

@@ -4,7 +4,7 @@ an allowance for the critic's generalisation error.
 A neural estimate varies for two reasons: the critic depends on the seed (initialisation,
 minibatch order, which samples train and which validate), and a fixed critic's bound
 on a finite test fold is noisy. A bootstrap of the test fold sees the second only, and
-was measured to give tight intervals around failed fits (issue 14). Here ``K`` fits, each
+gives tight intervals around failed fits (issue 14). Here ``K`` fits, each
 with its own seed and its own disjoint test fold, give test values ``v_1..v_K`` with
 evaluation standard errors ``s_1..s_K`` (:mod:`estimators.neural.evaluation`). The
 estimate is ``v = mean(v_k)``, and with ``sd`` the sample standard deviation of the
@@ -25,12 +25,12 @@ estimating ``sd`` from ``K`` values. With ``K = 1`` there is no spread: the inte
 
 Generalisation allowance (upper end only). All fits share one bias: a critic trained on
 a finite sample generalises imperfectly, so its bound on held-out samples is below the
-best bound its family reaches, and every fit misses low together (measured: 5-25 %
-low on 5,000-sample tasks where the validation bound peaks and then falls while the
-training bound keeps rising). For the critic ``T_hat`` that maximises the bound on its
-training sample, ``E[L(T_hat)] <= sup_T L(T) <= E[L_train(T_hat)]``: the out-of-sample
-value underestimates the family's best bound and the in-sample value overestimates it
-(the optimism of the training error; Hastie, Tibshirani and Friedman, *The Elements of
+best bound its family reaches, and every fit misses low together (on tasks where the
+validation bound peaks and then falls while the training bound keeps rising). For the
+critic ``T_hat`` that maximises the bound on its training sample,
+``E[L(T_hat)] <= sup_T L(T) <= E[L_train(T_hat)]``: the out-of-sample value
+underestimates the family's best bound and the in-sample value overestimates it (the
+optimism of the training error; Hastie, Tibshirani and Friedman, *The Elements of
 Statistical Learning*, 2nd ed., Section 7.4). The upper end therefore adds
 ``gap = max(0, mean_k g_k)``, the mean over the fits of the training-probe bound minus
 the validation bound of the restored critic (two folds of equal size, same formula):

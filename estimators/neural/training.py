@@ -37,15 +37,11 @@ SCHEDULES = ("plateau", "cosine", "constant")
 class TrainingConfig:
     """Training, splitting and interval settings shared by the neural estimators.
 
-    The defaults were chosen on ten 5,000-sample tasks with known MI (Gaussian pairs of 1,
-    5 and 25 dimensions, a sparse 25-dimensional pair, two Student-t pairs and four
-    batch-gradient channels; one CPU thread): minibatches of 64 with all 4,032
-    product-of-marginal pairs scored are as accurate as 256 with a few re-pairings and
-    cheap per step; the validation bound of a (128,)-unit critic peaks after 400-1,500
-    steps at 3e-3 and then falls while the training bound keeps rising (overfitting, not
-    under-training, limits the estimates), so early stopping ends most fits after
-    1,000-2,000 steps; averaging the weights (0.99) raised the held-out bound by 1-5 % on
-    the harder tasks at no cost.
+    The defaults were tuned on the task suite of ``benchmarks/bench_mi_suite.py`` (the
+    README gives the measurements): small minibatches with all their pairs scored, a
+    validation bound that peaks early and then falls while the training bound keeps
+    rising (overfitting, not under-training, limits the estimates), hence early stopping
+    with a short patience and averaged weights.
 
     Attributes
     ----------
@@ -69,7 +65,7 @@ class TrainingConfig:
         Learning-rate schedule (:data:`SCHEDULES`).
     eval_every : int, default 100
         Steps between evaluations of the validation bound (the unit of ``patience``).
-    patience : int, default 8
+    patience : int, default 4
         Evaluations without an improvement of the validation bound before training stops.
     min_improvement : float, default 0.005
         Nats by which a validation bound must beat the best so far to count as an
@@ -107,7 +103,7 @@ class TrainingConfig:
     averaging: float = 0.99
     schedule: str = "plateau"
     eval_every: int = 100
-    patience: int = 8
+    patience: int = 4
     min_improvement: float = 0.005
     validation_fraction: float = 0.2
     test_fraction: float = 0.25

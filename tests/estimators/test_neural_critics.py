@@ -53,6 +53,21 @@ def test_hierarchical_critic_equals_a_loop_over_blocks():
     torch.testing.assert_close(critic(x, g), expected)
 
 
+def test_hierarchical_shifted_scores_equal_the_critic_on_rolled_gradients():
+    """Row s of shifted_scores is T(x_i, g_{(i + s) mod n}), evaluated here one shift at a
+    time through forward on an explicitly re-paired g (an index gather, not torch.roll)."""
+    torch.manual_seed(4)
+    critic = HierarchicalCritic(3, 4, 5, block_hidden=(6,), embedding_dim=2, mix_hidden=(7,))
+    critic = critic.double()
+    n = 9
+    x, g = torch.randn(n, 5, 3, dtype=torch.float64), torch.randn(n, 4, dtype=torch.float64)
+    scores = critic.shifted_scores(x, g, 4)
+    assert scores.shape == (5, n)
+    for s in range(5):
+        repaired = g[[(i + s) % n for i in range(n)]]
+        torch.testing.assert_close(scores[s], critic(x, repaired))
+
+
 def test_hierarchical_block_model_is_shared_across_the_batch():
     small = HierarchicalCritic(3, 4, 2, block_hidden=(6,), embedding_dim=2, mix_hidden=(7,))
     large = HierarchicalCritic(3, 4, 9, block_hidden=(6,), embedding_dim=2, mix_hidden=(7,))
