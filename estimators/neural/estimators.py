@@ -589,7 +589,7 @@ class HMINE(_NeuralEstimator):
 
     Parameters
     ----------
-    block_hidden : sequence of int, default (64,)
+    block_hidden : sequence of int, default (32,)
     embedding_dim : int, default 16
     mix_hidden : sequence of int, default (64,)
     activation : {{"elu", "relu", "softplus"}}, default "elu"
@@ -605,7 +605,7 @@ class HMINE(_NeuralEstimator):
     def __init__(
         self,
         *,
-        block_hidden=(64,),
+        block_hidden=(32,),
         embedding_dim: int = 16,
         mix_hidden=(64,),
         activation: str = "elu",
