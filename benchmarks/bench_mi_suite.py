@@ -56,7 +56,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from functools import partial
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -65,6 +65,7 @@ import numpy as np
 
 from estimators.registry import ESTIMATORS, get_estimator
 from estimators.tasks.suite import get_task, task_names
+from sims.core.runtime import fingerprint
 from sims.core.store import ResultStore
 
 #: Factor of the "solved" band: truth / SOLVED_FACTOR <= value <= SOLVED_FACTOR * truth.
@@ -113,9 +114,22 @@ def covered(low: float | None, high: float | None, truth: float) -> bool:
     return low is not None and high is not None and low <= truth <= high
 
 
-def job_key(kind: str, task: str, name: str, seed: int, n_samples: int) -> str:
-    """The record key of one job: what it computed, not where."""
-    return f"{kind}|{task}|{name}|seed={seed}|n={n_samples}"
+def estimator_settings(estimator) -> dict:
+    """An estimator's settings as JSON values: its public attributes, dataclasses (such as
+    a ``TrainingConfig``) expanded; ``device`` is left out (it changes where, not what)."""
+    settings = {
+        key: asdict(value) if is_dataclass(value) else value
+        for key, value in vars(estimator).items()
+        if not key.startswith("_") and key != "device"
+    }
+    return json.loads(json.dumps(settings, sort_keys=True, default=str))
+
+
+def job_key(kind: str, task: str, name: str, seed: int, n_samples: int, settings) -> str:
+    """The record key of one job: what it computed, not where. ``settings`` enter as a
+    digest, so a run with other estimator settings (new defaults, say) into the same store
+    computes its own records instead of reusing the old ones."""
+    return f"{kind}|{task}|{name}|seed={seed}|n={n_samples}|settings={fingerprint(settings)}"
 
 
 # ---------------------------------------------------------------- jobs in child processes
@@ -440,6 +454,7 @@ def build_jobs(
 ) -> list[Job]:
     """The estimator jobs (tasks x estimators, task by task) and the reference jobs."""
     jobs = []
+    settings_of = {name: estimator_settings(factory()) for name, factory in factories.items()}
     for name in tasks:
         task = get_task(name)
         for estimator in factories:
@@ -454,6 +469,7 @@ def build_jobs(
                 "truth": task.mutual_information,
                 "truth_stderr": task.truth_stderr,
                 "threads": threads,
+                "settings": settings_of[estimator],
             }
             run = partial(
                 estimate_job,
@@ -464,7 +480,8 @@ def build_jobs(
                 seed=seed,
                 threads=threads,
             )
-            jobs.append(Job(job_key("estimate", name, estimator, seed, n_samples), fields, run))
+            key = job_key("estimate", name, estimator, seed, n_samples, settings_of[estimator])
+            jobs.append(Job(key, fields, run))
     settings = {**REFERENCE, **(reference or {})}
     pairings = sorted({PEER_PAIRING[name] for name in factories if name in PEER_PAIRING})
     for name, pairing in ((name, p) for name in reference_tasks for p in pairings):
@@ -483,7 +500,7 @@ def build_jobs(
             device=device,
             threads=threads,
         )
-        jobs.append(Job(job_key("reference", name, label, seed, n_samples), fields, run))
+        jobs.append(Job(job_key("reference", name, label, seed, n_samples, settings), fields, run))
     return jobs
 
 

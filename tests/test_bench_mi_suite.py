@@ -13,6 +13,7 @@ import math
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -200,19 +201,37 @@ def test_files_csv_json_and_heatmap(first_run):
     assert len((out / "records.jsonl").read_text().splitlines()) == len(TASKS) * 4
 
 
-def test_a_second_run_resumes_without_running_finished_jobs(first_run):
-    tmp_path, result, _ = first_run
+class ExplodingEstimator(FakeEstimator):
+    """The same settings as a FakeEstimator (so the same job keys), but never to be run."""
 
-    def explode():
+    def estimate(self, x, y, *, seed=0):
         raise AssertionError("a finished job was run again")
 
-    factories = {name: explode for name in _factories()}
+
+def test_a_second_run_resumes_without_running_finished_jobs(first_run):
+    tmp_path, result, _ = first_run
+    settings = {"good": GOOD, "negative": NEGATIVE, "broken": GOOD, "hmine": GOOD}
+    factories = {
+        name: partial(ExplodingEstimator, name, table, raise_on=(5,) if name == "broken" else ())
+        for name, table in settings.items()
+    }
     lines = []
     again = _run(tmp_path, factories, lines)
     assert f"# resuming: {len(TASKS) * 4} finished jobs skipped" in lines[1]
     assert again["summary"] == result["summary"]
     assert [r["key"] for r in again["rows"]] == [r["key"] for r in result["rows"]]
     assert not any(line.startswith("# done") for line in lines)
+
+
+def test_other_estimator_settings_are_other_jobs(tmp_path):
+    """A store written at one setting is not reused at another: new defaults recompute."""
+    _run(tmp_path, {"good": lambda: FakeEstimator("good", GOOD)}, [], figure=False)
+    lines = []
+    changed = {"good": lambda: FakeEstimator("good", GOOD, sleep_on=(99,))}
+    result = _run(tmp_path, changed, lines, figure=False)
+    assert len([line for line in lines if line.startswith("# done")]) == len(TASKS)
+    settings = {row["settings"]["sleep_on"][0] for row in result["rows"]}
+    assert settings == {99}
 
 
 def test_an_interrupted_run_finishes_only_the_missing_jobs_with_two_workers(tmp_path):
