@@ -24,11 +24,10 @@ which sample ``k`` supplies ``x`` and ``c_k`` over those in which it supplies ``
   ``a_k = S_kk - log mean_j e^{S_kj}`` and ``w_ik = softmax_j(S_i.)_k``.
 
 The standard error covers the noise of evaluating a fixed critic on a finite fold
-(tested against the spread over independent folds in ``tests/estimators``: within 10 %
-for DV, NWJ, SMILE and InfoNCE on a Gaussian pair), nothing about how the critic was
-trained. Being first order, it underestimates when ``e^T`` on product-of-marginal pairs
-is heavy-tailed (a critic much sharper than the log density ratio: 30 % low at twice
-``log r``).
+(tested against the spread over independent folds in
+``tests/estimators/test_neural_evaluation.py``), nothing about how the critic was trained.
+Being first order, it underestimates when ``e^T`` on product-of-marginal pairs is
+heavy-tailed (a critic much sharper than the log density ratio).
 """
 
 from __future__ import annotations

@@ -198,9 +198,10 @@ def train_critic(
         """Evaluate, keep the best state, adapt the rate; True when patience ran out."""
         nonlocal best_value, best_step, best_state, best_train, best_validation
         nonlocal reference, since_best, since_reduction, lr
+        averaging = config.averaging > 0
         with torch.no_grad():
-            live = [p.detach().clone() for p in params]
-            if config.averaging > 0:  # evaluate (and keep) the averaged weights
+            if averaging:  # evaluate (and keep) the averaged weights, then train on
+                live = [p.detach().clone() for p in params]
                 torch._foreach_copy_(params, averaged)
             validation = evaluate("validation")
             train = evaluate("train")
@@ -225,8 +226,9 @@ def train_critic(
         else:
             since_best += 1
             since_reduction += 1
-        with torch.no_grad():
-            torch._foreach_copy_(params, live)
+        if averaging:
+            with torch.no_grad():
+                torch._foreach_copy_(params, live)
         if since_best == 0:
             return False
         if config.schedule == "plateau" and since_reduction >= reduce_after:

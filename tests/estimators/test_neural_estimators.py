@@ -32,12 +32,17 @@ def gaussian():
 
 @pytest.fixture(scope="module")
 def estimates(gaussian):
+    # module-scoped: set up before the function-scoped one-thread fixture of conftest.py
     x, y = gaussian
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    return {
-        name: cls(hidden=(32,), training=QUICK, device="cpu").estimate(x, y, seed=0)
-        for name, cls in CONCAT.items()
-    }
+    try:
+        return {
+            name: cls(hidden=(32,), training=QUICK, device="cpu").estimate(x, y, seed=0)
+            for name, cls in CONCAT.items()
+        }
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", list(CONCAT))
