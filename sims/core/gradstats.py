@@ -19,66 +19,15 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.func import grad, vmap
 
 from bounds.priprune import delta_from_log_pseudo_det
 from bounds.validation import check_real
-from sims.core.functional import batch_loss, check_batch
-from sims.core.memory import check_fits
+from sims.core.per_sample import per_sample_gram
 from sims.pruning.mask import Mask
 
 # Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
 # memory of the Gram accumulation to about 2**25 float64 numbers (256 MiB).
 _GRAM_CHUNK_ELEMENTS = 2**25
-#: ``(n, d)`` matrices per_sample_gradients holds at once: vmap's per-parameter
-#: gradients, their concatenation and its kept columns.
-PER_SAMPLE_COPIES = 3
-
-
-def per_sample_gradients(
-    model: nn.Module,
-    params: Mapping[str, torch.Tensor],
-    images,
-    labels,
-    *,
-    mask: Mask | None = None,
-) -> torch.Tensor:
-    """Per-sample cross-entropy gradients ``g(w, b)``, one row per sample, shape ``(n, d)``.
-
-    Computed with ``torch.func.vmap(grad(...))`` at ``params`` as given (pass
-    ``mask.apply(params)`` for the pruned point of eq. (1)). Columns follow the
-    ``params`` order, each tensor flattened; with ``mask`` only the kept coordinates are
-    returned (``d = mask.num_kept()``, the coordinates a client transmits). A matrix
-    whose :data:`PER_SAMPLE_COPIES` copies cannot fit in the memory of ``images``' device
-    is refused before anything is computed (:func:`sims.core.memory.check_fits`).
-    """
-    func = "per_sample_gradients"
-    check_batch(model, images, labels, func=func)
-    detached = {name: t.detach() for name, t in params.items()}
-    n, d = images.shape[0], sum(t.numel() for t in detached.values())
-    check_fits(
-        f"The per-sample gradient matrix of {func} (n = {n} samples of 'images' x d = {d} "
-        f"parameters)",
-        n * d,
-        unit="values",
-        bytes_each=max((t.element_size() for t in detached.values()), default=0),
-        copies=PER_SAMPLE_COPIES,
-        device=images.device,
-    )
-
-    def sample_loss(p, x, y):
-        return batch_loss(model, p, x.unsqueeze(0), y.unsqueeze(0))
-
-    grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))(detached, images, labels)
-    flat = torch.cat([grads[name].reshape(n, -1) for name in detached], dim=1)
-    if mask is None:
-        return flat
-    if list(mask.keep) != list(detached):
-        raise ValueError(
-            "The 'mask' parameter of per_sample_gradients must have the parameters' names "
-            "in the same order."
-        )
-    return flat[:, mask.flatten().to(flat.device)]
 
 
 def gram_log_pseudo_determinant(
@@ -128,9 +77,15 @@ def gram_log_pseudo_determinant(
         if center:
             c = c - c.mean(dim=0, keepdim=True)
         gram += c @ c.T
-    gram /= (n - 1) if center else n
-    eigenvalues = torch.linalg.eigvalsh(gram)
+    return _spectrum_statistics(gram / ((n - 1) if center else n), d, rtol=rtol)
+
+
+def _spectrum_statistics(sigma_gram: torch.Tensor, d: int, *, rtol: float | None):
+    """``(d_star, log_pdet)`` from the ``(n, n)`` matrix whose non-zero eigenvalues are
+    ``Sigma``'s, with the tolerance rule of :func:`gram_log_pseudo_determinant`."""
+    eigenvalues = torch.linalg.eigvalsh(sigma_gram)
     largest = eigenvalues[-1].clamp(min=0)
+    n = sigma_gram.shape[0]
     tol = largest * (max(n, d) * torch.finfo(torch.float64).eps if rtol is None else rtol)
     nonzero = eigenvalues[eigenvalues > tol]
     return int(nonzero.numel()), float(torch.log(nonzero).sum())
@@ -180,15 +135,36 @@ def gradient_statistics(
     Assumption 1 takes the gradient's mean to be zero. By default we centre (sample
     covariance, ``center=True``), which estimates the covariance whatever the mean;
     ``center=False`` uses the second-moment matrix ``E[g g^T]``, the literal reading of
-    the zero-mean assumption. ``params`` are used as given (see
-    :func:`per_sample_gradients`); ``mask`` keeps only the transmitted coordinates.
+    the zero-mean assumption. ``params`` are used as given; ``mask`` keeps only the
+    transmitted coordinates.
+
+    The result is that of :func:`gram_log_pseudo_determinant` on
+    :func:`sims.core.per_sample.per_sample_gradients`, computed without the ``(n, d)``
+    gradient matrix: the Gram matrix ``K = G G^T`` is accumulated layer by layer
+    (:func:`sims.core.per_sample.per_sample_gram`) and, with ``center=True``, double-centred,
+    ``H K H`` with ``H = I - 11^T / n``, which is the Gram matrix of the column-centred
+    gradients. Non-finite gradients are detected on ``K``: any NaN or infinite gradient
+    coordinate makes its sample's diagonal entry non-finite.
     """
-    g = per_sample_gradients(model, params, images, labels, mask=mask)
-    d_star, log_pdet = gram_log_pseudo_determinant(g, center=center, rtol=rtol)
+    func = "gradient_statistics"
+    if rtol is not None:
+        rtol = check_real("rtol", rtol, func=func, low=0, low_inclusive=False)
+    gram, d = per_sample_gram(model, params, images, labels, mask=mask)
+    n = gram.shape[0]
+    if n < (2 if center else 1) or d < 1:
+        raise ValueError(
+            f"The gradients of {func} must have n >= {2 if center else 1} samples ('images') "
+            f"and d >= 1 kept coordinates ('mask'). Got n = {n}, d = {d} instead."
+        )
+    if not bool(torch.isfinite(gram).all()):
+        raise ValueError(
+            f"The per-sample gradients of {func} must be finite. Got NaN or infinite values "
+            f"at 'params' with these 'images' instead."
+        )
+    if center:
+        means = gram.mean(dim=0)
+        gram = gram - means[None, :] - means[:, None] + means.mean()
+    d_star, log_pdet = _spectrum_statistics(gram / ((n - 1) if center else n), d, rtol=rtol)
     return GradientStatistics(
-        n_samples=int(g.shape[0]),
-        d=int(g.shape[1]),
-        d_star=d_star,
-        log_pseudo_det=log_pdet,
-        centered=center,
+        n_samples=n, d=d, d_star=d_star, log_pseudo_det=log_pdet, centered=center
     )

@@ -63,7 +63,7 @@ from estimators.mi import gaussian_channel_bound
 from estimators.neural import HMINE, TrainingConfig
 from sims.attacks import AttackConfig, invert_gradient
 from sims.core.functional import batch_gradient, check_lr
-from sims.core.gradstats import per_sample_gradients
+from sims.core.per_sample import per_sample_gradients
 from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
@@ -291,7 +291,7 @@ def sample_batch_gradients(
 
     Each batch is ``batch_size`` distinct records of the client drawn uniformly; ``G`` is
     the mean cross-entropy gradient at ``task.params`` (the mean of the per-sample
-    gradients, ``sims.core.gradstats.per_sample_gradients``), optionally projected onto
+    gradients, ``sims.core.per_sample.per_sample_gradients``), optionally projected onto
     ``projection_dim`` orthonormal random directions, plus ``noise_std * N(0, I)``. Noise
     added before or after an orthonormal projection has the same law.
 

@@ -18,7 +18,7 @@ from torch import nn
 
 from bounds.validation import check_choice, check_int
 from sims.core.functional import check_lr
-from sims.core.gradstats import per_sample_gradients
+from sims.core.per_sample import per_sample_gradients
 from sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
@@ -42,7 +42,7 @@ def release_vectors(
     ``k = mask.num_kept()`` kept coordinates in the mask's (``named_parameters``) order:
     ``w_kept - lr * g_kept(v, x_i)`` with ``v = m ⊙ w`` (``"masked"``) or ``v = w``
     (``"dense"``). The per-sample gradients are computed with ``torch.func.vmap``
-    (:func:`sims.core.gradstats.per_sample_gradients`) ``chunk_size`` candidates at a
+    (:func:`sims.core.per_sample.per_sample_gradients`) ``chunk_size`` candidates at a
     time, in the model's dtype on its device, so this equals ``M`` calls of
     ``client_update`` up to the round-off of batched kernels; the result goes to the host
     in float64 for :mod:`bounds`. Pruned coordinates are omitted: with a data-independent

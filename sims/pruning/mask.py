@@ -31,9 +31,21 @@ def _as_params(model_or_params) -> dict[str, torch.Tensor]:
     return dict(model_or_params)
 
 
+def _all_true(flags: list[torch.Tensor]) -> bool:
+    """Whether every 0-d bool tensor in ``flags`` is True, read with one device-to-host
+    copy per device rather than one per tensor (the checks run on every client round)."""
+    by_device: dict[torch.device, list[torch.Tensor]] = {}
+    for flag in flags:
+        by_device.setdefault(flag.device, []).append(flag)
+    return all(bool(torch.stack(group).all()) for group in by_device.values())
+
+
 def _check_finite(name: str, tensors: Mapping[str, torch.Tensor], names, func: str) -> None:
     """Refuse NaN or infinite entries in ``tensors[n]`` for ``n`` in ``names``: a NaN has no
     rank, so a mask ranked by them would be arbitrary."""
+    names = list(names)
+    if _all_true([torch.isfinite(tensors[n]).all() for n in names]):
+        return
     bad = [n for n in names if not bool(torch.isfinite(tensors[n]).all())]
     if bad:
         raise ValueError(
@@ -69,11 +81,13 @@ class Mask:
                     f"The 'keep' parameter of Mask must map names to bool tensors. "
                     f"Got {getattr(tensor, 'dtype', type(tensor).__name__)} for {name!r} instead."
                 )
-            if tensor.ndim < 2 and not bool(tensor.all()):
-                raise ValueError(
-                    f"The 'keep' parameter of Mask must keep every non-prunable (ndim < 2) "
-                    f"tensor whole. Got pruned entries in {name!r} instead."
-                )
+        whole = [name for name, tensor in self.keep.items() if tensor.ndim < 2]
+        if not _all_true([self.keep[name].all() for name in whole]):
+            pruned = [name for name in whole if not bool(self.keep[name].all())]
+            raise ValueError(
+                f"The 'keep' parameter of Mask must keep every non-prunable (ndim < 2) "
+                f"tensor whole. Got pruned entries in {pruned} instead."
+            )
 
     @classmethod
     def ones(cls, model_or_params) -> Mask:

@@ -16,7 +16,7 @@ import torch
 
 from bounds.validation import check_distinct
 from sims.core import memory
-from sims.core.gradstats import PER_SAMPLE_COPIES, per_sample_gradients
+from sims.core.per_sample import per_sample_gradients
 from sims.data.datasets import ImageDataset, load_digits_dataset
 from sims.experiments.demo import POOL_SIZE, DemoConfig
 from sims.experiments.train import TrainConfig
@@ -206,6 +206,6 @@ def test_per_sample_gradients_refuse_a_matrix_too_large_for_the_device(monkeypat
     params = dict(model.named_parameters())
     images, labels = torch.rand(5, 1, 4, 4), torch.arange(5) % 3
     assert per_sample_gradients(model, params, images, labels).shape == (5, 51)
-    _limit(monkeypatch, PER_SAMPLE_COPIES * 4 * 5 * 51 - 1)
+    _limit(monkeypatch, 4 * 5 * 51 - 1)  # one float32 (5, 51) matrix, less a byte
     with pytest.raises(ValueError, match=r"n = 5 samples .* d = 51 parameters.* 255 values"):
         per_sample_gradients(model, params, images, labels)

@@ -1,5 +1,7 @@
 """Tests of sims.gradstats: per-sample gradients and the Gram log pseudo-determinant."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -9,10 +11,10 @@ from sims.core.gradstats import (
     GradientStatistics,
     gradient_statistics,
     gram_log_pseudo_determinant,
-    per_sample_gradients,
 )
+from sims.core.per_sample import per_sample_gradients
 from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from sims.pruning.mask import Mask, random_mask
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +138,33 @@ def test_gram_is_chunk_invariant(monkeypatch):
     assert chunked[1] == pytest.approx(whole[1], rel=1e-12)
 
 
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("p", [None, 0.3, 0.7])
+def test_gradient_statistics_equal_the_explicit_route_in_float64(setup, center, p):
+    """The per-layer Gram route gives gram_log_pseudo_determinant of the formed matrix."""
+    model, params, images, labels = setup
+    model = copy.deepcopy(model).double()
+    params = {name: t.double() for name, t in params.items()}
+    images = images.double()
+    mask = None if p is None else random_mask(params, p, seed=5)
+    stats = gradient_statistics(model, params, images, labels, mask=mask, center=center)
+    g = per_sample_gradients(model, params, images, labels, mask=mask)
+    rank, log_pdet = gram_log_pseudo_determinant(g, center=center)
+    assert (stats.d_star, stats.d) == (rank, g.shape[1])
+    assert stats.log_pseudo_det == pytest.approx(log_pdet, rel=1e-10)
+
+
+def test_gradient_statistics_refuse_non_finite_gradients_and_tiny_batches(setup):
+    model, params, images, labels = setup
+    broken = {**params, "classifier.0.weight": params["classifier.0.weight"] * float("inf")}
+    with pytest.raises(ValueError, match="gradients of gradient_statistics must be finite"):
+        gradient_statistics(model, broken, images, labels)
+    with pytest.raises(ValueError, match="n >= 2 samples"):
+        gradient_statistics(model, params, images[:1], labels[:1])
+    with pytest.raises(ValueError, match="rtol"):
+        gradient_statistics(model, params, images, labels, rtol=0.0)
+
+
 def test_gradient_statistics_on_a_model(setup):
     model, params, images, labels = setup
     mask = random_mask(params, 0.5, seed=0)
@@ -149,7 +178,9 @@ def test_gradient_statistics_on_a_model(setup):
     ref_rank, ref_log_pdet = kept.size, float(np.sum(np.log(kept)))
     assert (stats.n_samples, stats.d, stats.centered) == (6, mask.num_kept(), True)
     assert stats.d_star == ref_rank == 5  # d* <= n - 1: a limit of the sample
-    assert stats.log_pseudo_det == pytest.approx(ref_log_pdet, rel=1e-10)
+    # The reference sums float32-rounded per-sample gradients; the per-layer Gram
+    # multiplies the float32 factors in float64: float32 round-off apart.
+    assert stats.log_pseudo_det == pytest.approx(ref_log_pdet, rel=1e-6)
     assert stats.delta == -stats.log_pseudo_det / 2
     raw = gradient_statistics(model, params, images, labels, center=False)
     assert raw.d_star == 6 and not raw.centered
@@ -182,6 +213,18 @@ def test_per_sample_gradients_reject_bad_input(setup):
     model, params, images, labels = setup
     with pytest.raises(ValueError, match="images"):
         per_sample_gradients(model, params, images[:, :, :4], labels)
-    reversed_mask = random_mask(dict(reversed(list(params.items()))), 0.5, seed=0)
-    with pytest.raises(ValueError, match="mask"):
-        per_sample_gradients(model, params, images, labels, mask=reversed_mask)
+    mask = random_mask(params, 0.5, seed=0)
+    del mask.keep["features.0.bias"]
+    with pytest.raises(ValueError, match=r"'mask'.*names and shapes.*features\.0\.bias"):
+        per_sample_gradients(model, params, images, labels, mask=mask)
+
+
+def test_a_mask_selects_by_name_whatever_its_order(setup):
+    """Columns follow ``params``' order; the mask's flags are matched by name."""
+    model, params, images, labels = setup
+    mask = random_mask(params, 0.5, seed=0)
+    reversed_mask = Mask(dict(reversed(list(mask.keep.items()))))
+    torch.testing.assert_close(
+        per_sample_gradients(model, params, images, labels, mask=reversed_mask),
+        _loop_reference(model, params, images, labels)[:, mask.flatten()],
+    )

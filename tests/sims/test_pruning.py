@@ -125,3 +125,24 @@ def test_apply_rejects_mismatched_names(params):
     mask = Mask.ones(params)
     with pytest.raises(ValueError, match="params"):
         mask.apply({"other": torch.zeros(1)})
+
+
+def test_mask_names_exactly_the_pruned_non_prunable_tensors(params):
+    keep = {name: torch.ones_like(t, dtype=torch.bool) for name, t in params.items()}
+    keep["classifier.0.bias"] = keep["classifier.0.bias"].clone()
+    keep["classifier.0.bias"][3] = False
+    with pytest.raises(
+        ValueError, match=r"whole\. Got pruned entries in \['classifier\.0\.bias'\]"
+    ):
+        Mask(keep)
+
+
+def test_magnitude_mask_names_exactly_the_non_finite_weights(params):
+    broken = dict(params)
+    broken["features.3.weight"] = params["features.3.weight"].clone()
+    broken["features.3.weight"][0, 0, 0, 0] = float("nan")
+    with pytest.raises(
+        ValueError,
+        match=r"finite values\. Got NaN or infinite entries in \['features\.3\.weight'\]",
+    ):
+        magnitude_mask(broken, 0.5)
