@@ -13,13 +13,14 @@ as in the paper), ``n`` noise images (uniform on [0, 1]) with random labels, all
   ``GradSampleModule`` (forward, backward, the ``grad_sample`` tensors concatenated into
   the same ``(n, d)`` matrix; the peer is installed by the ``bench`` extra).
 
-Each measured run is a fresh process (``spawn``): it builds the model and calls the path
-twice on the same ``n`` samples. The first call warms up (imports, first-touch page faults
-of the large buffers) and gives the peak memory the call added to what the process held
-before it (``ru_maxrss`` against the resident size on a CPU;
-``torch.cuda.max_memory_allocated`` on a GPU); the second call is timed. The two sides of
-a comparison alternate (A B A B ...), ``--repeats`` times each; the table gives medians
-and min-max. Each side's result is returned and compared: ``d*`` and the log
+Each measured run is a fresh process (``spawn``), started after a pause of
+:data:`SETTLE_SECONDS`: it builds the model and calls the path ``1 + --calls`` times on
+the same ``n`` samples. The first call warms up (imports, first-touch page faults of the
+large buffers) and gives the peak memory it added to what the process held before it
+(``ru_maxrss`` against the resident size on a CPU; ``torch.cuda.max_memory_allocated`` on
+a GPU); the median of the next ``--calls`` calls is the run's time. The two sides of a
+comparison alternate (A B A B ...), ``--repeats`` runs each; the table gives medians and
+min-max over the runs. Each side's result is returned and compared: ``d*`` and the log
 pseudo-determinant (relative difference) for the Gram, a fixed random projection of the
 gradient matrix for the per-sample gradients. Torch uses its default thread count.
 
@@ -43,6 +44,9 @@ from multiprocessing import get_context
 
 import torch
 from torch import nn
+
+#: Pause before each fresh-process run (see _compare).
+SETTLE_SECONDS = 5.0
 
 
 def _problem(n: int, p: float | None, device: str):
@@ -129,9 +133,9 @@ def _resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _measure(path: str, n: int, p: float | None, device: str) -> dict:
+def _measure(path: str, n: int, p: float | None, device: str, calls: int) -> dict:
     """One measured run in a fresh process (module docstring): the first call gives the
-    peak memory, the second, warm one the time."""
+    peak memory, the median of ``calls`` further, warm calls the time."""
     run = PATHS[path]
     problem = _problem(n, p, device)
     if device == "cuda":
@@ -145,19 +149,25 @@ def _measure(path: str, n: int, p: float | None, device: str) -> dict:
         peak = torch.cuda.max_memory_allocated() - before
     else:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    start = time.perf_counter()
-    result = run(*problem)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return {"seconds": time.perf_counter() - start, "peak": peak, "result": result}
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = run(*problem)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return {"seconds": statistics.median(times), "peak": peak, "result": result}
 
 
-def _compare(pool, a: str, b: str, *, n: int, p, device: str, repeats: int) -> dict:
-    """Alternating fresh-process runs of paths ``a`` and ``b``; lists of measurements."""
+def _compare(pool, a: str, b: str, *, n: int, p, device: str, repeats: int, calls: int) -> dict:
+    """Alternating fresh-process runs of paths ``a`` and ``b``; lists of measurements.
+    Each run starts after a pause that lets the kernel finish reclaiming the memory of
+    the previous one (freeing many GiB otherwise slows the next run's page faults)."""
     runs = {a: [], b: []}
     for _ in range(repeats):
         for path in (a, b):
-            runs[path].append(pool.submit(_measure, path, n, p, device).result())
+            time.sleep(SETTLE_SECONDS)
+            runs[path].append(pool.submit(_measure, path, n, p, device, calls).result())
     return runs
 
 
@@ -180,11 +190,13 @@ def _relative(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b), 1e-300)
 
 
-def _gram_part(pool, *, n: int, device: str, repeats: int) -> dict[str, float]:
+def _gram_part(pool, *, n: int, device: str, repeats: int, calls: int) -> dict[str, float]:
     """Baseline against the per-layer Gram, unmasked and at p = 0.5; their headlines."""
     headlines = {}
     for p, suffix in ((None, ""), (0.5, "_masked")):
-        runs = _compare(pool, "baseline", "per-layer", n=n, p=p, device=device, repeats=repeats)
+        runs = _compare(
+            pool, "baseline", "per-layer", n=n, p=p, device=device, repeats=repeats, calls=calls
+        )
         case = "unmasked" if p is None else f"mask p = {p}"
         for path in ("baseline", "per-layer"):
             print(_row(f"gram {case}: {path}", runs[path]), flush=True)
@@ -202,9 +214,11 @@ def _gram_part(pool, *, n: int, device: str, repeats: int) -> dict[str, float]:
     return headlines
 
 
-def _per_sample_part(pool, *, n: int, device: str, repeats: int) -> dict[str, float]:
+def _per_sample_part(pool, *, n: int, device: str, repeats: int, calls: int) -> dict[str, float]:
     """Opacus against our per-sample gradients; the per_sample_vs_opacus headline."""
-    runs = _compare(pool, "opacus", "ours", n=n, p=None, device=device, repeats=repeats)
+    runs = _compare(
+        pool, "opacus", "ours", n=n, p=None, device=device, repeats=repeats, calls=calls
+    )
     for path in ("opacus", "ours"):
         print(_row(f"per-sample gradients: {path}", runs[path]), flush=True)
     a, b = (runs[k][0]["result"] for k in runs)
@@ -219,6 +233,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="n = 64, 2 runs per side")
     parser.add_argument("--n", type=int, default=256, help="samples (default 256)")
     parser.add_argument("--repeats", type=int, default=3, help="measured runs per side")
+    parser.add_argument("--calls", type=int, default=2, help="timed calls per run")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument(
         "--parts",
@@ -232,16 +247,18 @@ def main(argv=None) -> int:
     print(
         f"# Conv-2 28x28 (6,603,710 parameters), n = {n}, device {args.device}, "
         f"torch {torch.__version__} with {torch.get_num_threads()} threads; "
-        f"median [min, max] of {repeats} fresh-process runs per side, alternating"
+        f"median [min, max] of {repeats} fresh-process runs per side, alternating, "
+        f"each timing the median of {args.calls} warm calls"
     )
     print(f"{'case':<28} {'seconds':>9} {'':<14} {'peak GiB':>8}")
     headlines = {}
+    sizes = {"n": n, "device": args.device, "repeats": repeats, "calls": args.calls}
     context = get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=context, max_tasks_per_child=1) as pool:
         if "gram" in args.parts:
-            headlines.update(_gram_part(pool, n=n, device=args.device, repeats=repeats))
+            headlines.update(_gram_part(pool, **sizes))
         if "per-sample" in args.parts:
-            headlines.update(_per_sample_part(pool, n=n, device=args.device, repeats=repeats))
+            headlines.update(_per_sample_part(pool, **sizes))
     for name, value in headlines.items():
         print(f"headline: {name} = {value:.2f} x")
     return 0
