@@ -31,13 +31,19 @@ def _as_params(model_or_params) -> dict[str, torch.Tensor]:
     return dict(model_or_params)
 
 
-def _all_true(flags: list[torch.Tensor]) -> bool:
-    """Whether every 0-d bool tensor in ``flags`` is True, read with one device-to-host
-    copy per device rather than one per tensor (the checks run on every client round)."""
+def _stacked_by_device(scalars: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The 0-d tensors ``scalars`` stacked into one 1-d tensor per device, so that reading
+    them costs one device-to-host copy per device rather than one per tensor (masks are
+    built and counted on every client round)."""
     by_device: dict[torch.device, list[torch.Tensor]] = {}
-    for flag in flags:
-        by_device.setdefault(flag.device, []).append(flag)
-    return all(bool(torch.stack(group).all()) for group in by_device.values())
+    for scalar in scalars:
+        by_device.setdefault(scalar.device, []).append(scalar)
+    return [torch.stack(group) for group in by_device.values()]
+
+
+def _all_true(flags: list[torch.Tensor]) -> bool:
+    """Whether every 0-d bool tensor in ``flags`` is True (one read per device)."""
+    return all(bool(group.all()) for group in _stacked_by_device(flags))
 
 
 def _check_finite(name: str, tensors: Mapping[str, torch.Tensor], names, func: str) -> None:
@@ -101,7 +107,8 @@ class Mask:
 
     def num_pruned(self) -> int:
         """Number of coordinates set to zero (all of them are prunable)."""
-        return int(sum(int((~t).sum()) for t in self.keep.values()))
+        counts = _stacked_by_device([(~t).sum() for t in self.keep.values()])
+        return sum(int(group.sum()) for group in counts)
 
     def num_kept(self) -> int:
         """Number of kept coordinates over *all* parameters (biases included): the
