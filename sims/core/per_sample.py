@@ -19,10 +19,11 @@ coordinates a client transmits. ``K`` is a sum over parameters, and
   ``<delta_i a_i^T, delta_j a_j^T> = (delta_i . delta_j)(a_i . a_j)``, an ``n^2 (in + out)``
   computation instead of ``n^2 in out``;
 * with a mask ``M`` that keeps a subset of the weights, ``K_ij`` gains the kept entries only,
-  ``sum_kl M_kl delta_ik delta_jk a_il a_jl``, which has no such factorisation: the
-  per-sample gradients of the layer are formed a block of output rows at a time and only the
-  smaller of the kept and the pruned coordinates is contracted (the pruned ones are
-  subtracted from the factorised unmasked Gram);
+  ``sum_kl M_kl delta_ik delta_jk a_il a_jl = (delta_i * delta_j)^T M (a_i * a_j)``, which
+  has no such factorisation: it is one matrix product with ``M`` per chunk of sample pairs
+  or, when few weights are kept (or pruned), the per-sample gradients of those weights
+  formed a block of output rows at a time (the pruned ones are subtracted from the
+  factorised unmasked Gram);
 * a convolution is a linear layer applied to the ``T`` patches of its unfolded input
   (``torch.nn.functional.unfold``), so its per-sample gradient is
   ``sum_t delta_it a_it^T``; it is formed a block of output channels at a time (a
@@ -53,6 +54,10 @@ from sims.pruning.mask import Mask
 #: Coordinates of one block of formed per-sample gradients (128 MiB in float64): bounds
 #: the extra memory of the layers whose gradients are formed rather than factorised.
 BLOCK_ELEMENTS = 2**24
+#: Largest kept (or pruned) fraction of a masked linear layer whose gradients are formed
+#: rather than paired: forming costs ``2 n^2`` multiply-adds per formed coordinate at a
+#: few times less throughput than the paired matrix product's ``n^2 in out / 2``.
+FORMED_FRACTION = 0.2
 
 
 @dataclass(frozen=True)
@@ -197,17 +202,47 @@ def _formed_gram(layer: _Layer, flags: torch.Tensor) -> torch.Tensor:
     return gram
 
 
+def _paired_gram(inputs: torch.Tensor, output_grads: torch.Tensor, flags: torch.Tensor):
+    """Masked Gram of a linear layer's weight gradients through sample pairs:
+    ``K_ij = (delta_i * delta_j)^T M (a_i * a_j)`` (elementwise products), for the pairs
+    ``i <= j`` a chunk at a time, in float64. One matrix product with the mask ``M`` per
+    chunk: ``n^2 in out / 2`` multiply-adds whatever the mask, with no per-coordinate
+    indexing."""
+    n, fan_in = inputs.shape
+    mask = flags.reshape(-1, fan_in).to(torch.float64)
+    first, second = torch.triu_indices(n, n, device=inputs.device)
+    values = torch.empty(first.numel(), dtype=torch.float64, device=inputs.device)
+    chunk = max(1, BLOCK_ELEMENTS // max(mask.shape))
+    for start in range(0, first.numel(), chunk):
+        i, j = first[start : start + chunk], second[start : start + chunk]
+        through_mask = (inputs[i] * inputs[j]) @ mask.T
+        values[start : start + chunk] = (through_mask * (output_grads[i] * output_grads[j])).sum(1)
+    gram = torch.empty(n, n, dtype=torch.float64, device=inputs.device)
+    gram[first, second] = values
+    gram[second, first] = values
+    return gram
+
+
 def _weight_gram(layer: _Layer, flags: torch.Tensor) -> torch.Tensor:
-    """Gram of the layer's weight gradients over its kept coordinates (module docstring)."""
+    """Gram of the layer's weight gradients over its kept coordinates (module docstring).
+
+    A layer applied at one position per sample takes the factorised Gram when nothing is
+    pruned; when at most :data:`FORMED_FRACTION` of its weights are kept (or pruned), the
+    kept (or pruned, subtracted) gradients are formed; otherwise the mask goes through
+    :func:`_paired_gram`."""
     a, delta = layer.inputs, layer.output_grads
     if a.shape[1] > 1:
         return _formed_gram(layer, flags)
     a64, d64 = a[:, 0].to(torch.float64), delta[:, 0].to(torch.float64)
     pruned = int((~flags).sum())
-    if pruned > flags.numel() // 2:
+    kept = flags.numel() - pruned
+    if pruned == 0:
+        return (d64 @ d64.T) * (a64 @ a64.T)
+    if min(kept, pruned) > FORMED_FRACTION * flags.numel():
+        return _paired_gram(a64, d64, flags)
+    if kept <= pruned:
         return _formed_gram(layer, flags)
-    full = (d64 @ d64.T) * (a64 @ a64.T)
-    return full - _formed_gram(layer, ~flags) if pruned else full
+    return (d64 @ d64.T) * (a64 @ a64.T) - _formed_gram(layer, ~flags)
 
 
 def _vmap_gradients(model, params, images, labels, names) -> dict[str, torch.Tensor]:
