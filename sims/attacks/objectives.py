@@ -14,8 +14,17 @@ gradient ``g`` the update reveals, on the kept coordinates ``m`` only (SGI) or o
 The client's loss is assumed to be the mean cross-entropy of
 :func:`sims.core.functional.batch_gradient` (soft targets for jointly optimised labels)
 and the model free of batch statistics (no BatchNorm), so the dummy gradient is a pure
-function of (params, images, labels) built with ``torch.func.functional_call`` and
-``torch.func.grad``: the objective of one attack can be ``vmap``-ed over K attacks.
+function of (params, images, labels) built with ``torch.func.functional_call``. Two
+differentiation modes compute the same numbers:
+
+* ``vectorised=True``: the dummy gradient by ``torch.func.grad`` and the objective's
+  gradient by :func:`torch.func.grad_and_value`, so that the objective of one attack can
+  be ``vmap``-ed over K attacks (:func:`sims.attacks.inversion.invert_gradient_batched`);
+* ``vectorised=False``: both by ``torch.autograd.grad`` (the dummy gradient with
+  ``create_graph=True``), the way a plain inverting-gradients loop runs. For one attack
+  this avoids the per-operation cost of torch.func's transform layers, which on a small
+  model is most of an iteration (``benchmarks/bench_attacks.py`` compares both with
+  such a loop).
 """
 
 from __future__ import annotations
@@ -34,7 +43,47 @@ def image_map(config: AttackConfig):
     return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
 
 
-def attack_objective(model: nn.Module, config: AttackConfig, *, local_steps: int, client_lr: float):
+def _autograd_gradient(cross_entropy):
+    """``params -> d cross_entropy / d params`` by ``torch.autograd.grad`` with
+    ``create_graph=True``: differentiable once more, like ``torch.func.grad``. Tensors
+    that do not require grad (the evaluation point) enter as fresh leaves."""
+
+    def gradient(params, images, label_probs):
+        with torch.enable_grad():
+            params = {
+                n: t if t.requires_grad else t.detach().requires_grad_() for n, t in params.items()
+            }
+            loss = cross_entropy(params, images, label_probs)
+            grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
+        return dict(zip(params, grads, strict=True))
+
+    return gradient
+
+
+def autograd_grad_and_value(objective):
+    """``torch.func.grad_and_value(objective, has_aux=True)`` by ``torch.autograd``, for an
+    objective built with ``vectorised=False``: ``(variables, *args) -> (grads, (value,
+    aux))`` with the gradient of ``value`` with respect to every tensor of ``variables``
+    and the outputs detached."""
+
+    def grad_and_value(variables, *args):
+        variables = [v.detach().requires_grad_() for v in variables]
+        with torch.enable_grad():
+            value, aux = objective(variables, *args)
+            grads = torch.autograd.grad(value, variables)
+        return list(grads), (value.detach(), aux.detach())
+
+    return grad_and_value
+
+
+def attack_objective(
+    model: nn.Module,
+    config: AttackConfig,
+    *,
+    local_steps: int,
+    client_lr: float,
+    vectorised: bool,
+):
     """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective, matching)``.
 
     Every tensor argument belongs to *one* attack, so the function can be ``vmap``-ed
@@ -51,12 +100,16 @@ def attack_objective(model: nn.Module, config: AttackConfig, *, local_steps: int
     the dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for
     the real data (Geiping et al. 2020, Section 5, "multiple local updates"). One step
     is plain gradient matching.
+
+    ``vectorised`` picks the differentiation mode (module docstring): True for
+    ``torch.func.grad_and_value`` and ``vmap``, False for
+    :func:`autograd_grad_and_value` (one attack at a time, faster).
     """
 
     def cross_entropy(p, images, label_probs):
         return nn.functional.cross_entropy(functional_call(model, p, (images,)), label_probs)
 
-    dummy_gradient = grad(cross_entropy)
+    dummy_gradient = grad(cross_entropy) if vectorised else _autograd_gradient(cross_entropy)
     to_image = image_map(config)
     optimize_labels = config.label_mode == "optimize"
 

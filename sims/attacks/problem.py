@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from sims.attacks.checks import check_param_dict, check_same_layout
+from sims.attacks.checks import check_same_layout
 from sims.attacks.config import AttackConfig, AttackResult
 from sims.attacks.objectives import image_map
 from sims.attacks.update import idlg_label
@@ -83,19 +83,30 @@ class InversionProblem:
 def prepare_problem(
     params, target_grad, *, batch_shape, num_classes, labels, mask, config, device, func
 ) -> InversionProblem:
-    """Check ``params`` and ``target_grad`` (same layout, finite, target not zero on every
-    kept coordinate), move them to ``device``, mask the target and fix the labels."""
-    point = {n: t.to(device) for n, t in check_param_dict("params", params, func=func).items()}
-    target = {
-        n: t.to(device) for n, t in check_param_dict("target_grad", target_grad, func=func).items()
-    }
+    """Move ``params`` and ``target_grad`` (dicts that
+    :func:`sims.attacks.checks.check_param_dict` returned: finite, detached) to ``device``
+    after checking their layouts, mask the target, refuse a target that is zero on every
+    kept coordinate, and fix the labels.
+
+    The zero test reads the target's energy ``sum ||m ⊙ g||^2``, the denominator of both
+    matching losses, which is computed anyway: one device synchronisation, no further
+    scan. A target so small that its squares underflow is refused with it (the losses
+    would divide by zero); one whose energy overflows passes, and its run ends in the
+    divergence error of :mod:`sims.attacks.inversion`.
+    """
+    point = {n: t.to(device) for n, t in params.items()}
+    target = {n: t.to(device) for n, t in target_grad.items()}
     check_same_layout("params", point, "target_grad", target, func=func)
     if mask is not None:
         check_same_layout("mask.keep", mask.keep, "params", point, func=func)
         mask = mask.to(device)
         target = mask.apply(target)
-    if not any(bool((t != 0).any()) for t in target.values()):
-        raise ValueError(f"The 'target_grad' parameter of {func} is zero on every kept coordinate.")
+    energy = sum((t * t).sum() for t in target.values())
+    if not float(energy) > 0:
+        raise ValueError(
+            f"The 'target_grad' parameter of {func} is zero on every kept coordinate (its "
+            f"energy sum ||m * g||^2 is {float(energy)})."
+        )
     fixed = _fixed_labels(
         labels,
         target,
@@ -113,7 +124,6 @@ def prepare_problem(
         onehot = torch.zeros((batch_shape[0], num_classes), device=device, dtype=dtype)
     else:
         onehot = nn.functional.one_hot(fixed, num_classes).to(dtype)
-    energy = sum((t * t).sum() for t in target.values())
     return InversionProblem(point, target, energy, keep, onehot, fixed)
 
 
