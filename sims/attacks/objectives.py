@@ -43,6 +43,12 @@ def image_map(config: AttackConfig):
     return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
 
 
+def _inner(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``sum(a * b)`` by ``torch.dot`` of the flattened tensors: no product tensor is
+    allocated, which on a large model saves a pass over every weight gradient."""
+    return torch.dot(a.reshape(-1), b.reshape(-1))
+
+
 def _autograd_gradient(cross_entropy):
     """``params -> d cross_entropy / d params`` by ``torch.autograd.grad`` with
     ``create_graph=True``: differentiable once more, like ``torch.func.grad``. Tensors
@@ -130,10 +136,10 @@ def attack_objective(
                 }
         if config.loss == "l2":
             residual = [g[n] - target[n] for n in names]
-            matching = sum((r * r).sum() for r in residual) / target_energy
+            matching = sum(_inner(r, r) for r in residual) / target_energy
             return matching, matching
-        dot = sum((g[n] * target[n]).sum() for n in names)
-        dummy_energy = sum((g[n] * g[n]).sum() for n in names)
+        dot = sum(_inner(g[n], target[n]) for n in names)
+        dummy_energy = sum(_inner(g[n], g[n]) for n in names)
         matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
         return matching + config.tv_weight * total_variation(images), matching
 
