@@ -266,6 +266,10 @@ def compare_batched(name: str, settings: Settings, device) -> dict:
     }
 
 
+def _pair(counts) -> str:
+    return f"{counts[0]},{counts[1]}"
+
+
 def _ms(triple) -> str:
     median, low, high = (1e3 * v for v in triple)
     return f"{median:9.2f} [{low:.2f}-{high:.2f}]"
@@ -295,7 +299,7 @@ def main() -> None:
             for side in ("ours", "reference"):
                 s = row[side]
                 print(
-                    f"{name:<7} {side:<10} {'%d,%d' % row['counts']:>8} {_ms(s['wall']):>30} "
+                    f"{name:<7} {side:<10} {_pair(row['counts']):>8} {_ms(s['wall']):>30} "
                     f"{_ms(s['marginal']):>30} {row['max_diff']:>9.1e}",
                     flush=True,
                 )
@@ -315,7 +319,7 @@ def main() -> None:
             for side in ("sequential", "batched"):
                 s, (seconds, iterations) = row[side], row["lbfgs"][side]
                 print(
-                    f"{name:<7} {side:<10} {row['attacks']:>3} {'%d,%d' % row['counts']:>8} "
+                    f"{name:<7} {side:<10} {row['attacks']:>3} {_pair(row['counts']):>8} "
                     f"{_ms(s['wall']):>30} {_ms(s['marginal']):>30} "
                     f"{seconds:>8.2f} ({iterations:>5})",
                     flush=True,
