@@ -7,19 +7,18 @@ start with the lowest final matching loss. SGI and GI (:mod:`sims.attacks.attack
 end here; they differ only in the mask they pass.
 
 :func:`invert_gradient_batched` runs K independent inversions (targets, masks, seeds,
-restarts) as one computation: the per-attack objective is ``torch.func.vmap``-ed over the
-stacked problems, and inputs equal across attacks are passed once. Two optimisers
-batch: Adam (elementwise, so K runs at once are K runs) and ``"lbfgs_backtracking"``
-(every trial point one batched evaluation for all rows). torch's strong-Wolfe
-``"lbfgs"`` runs one attack at a time. The sequential reference of a batched run is
-:func:`invert_gradient` with the same optimiser and seed; the two differ only by the
-round-off of the batched kernels, which sign-based Adam and L-BFGS's accept/reject
-decisions can amplify into a different trajectory
-(``tests/sims/test_batched_attacks.py`` states the tolerances).
-
-One attack runs with plain ``torch.autograd`` (``vectorised=False`` in
-:func:`sims.attacks.objectives.attack_objective`): torch.func's transforms cost time
-per operation, which only pays when ``vmap`` spreads it over K attacks.
+restarts) as one computation: the problems are stacked as the rows of one objective
+(:func:`sims.attacks.objectives.attack_objective`), and inputs equal across attacks are
+passed once (an expanded view). Two optimisers batch: Adam (elementwise, so K runs at
+once are K runs) and ``"lbfgs_backtracking"`` (every trial point one batched evaluation
+for all rows). torch's strong-Wolfe ``"lbfgs"`` runs one attack at a time. The
+sequential reference of a batched run is :func:`invert_gradient` with the same
+optimiser and seed: the same objective on one row, which differs only in how the dummy
+gradients are computed (:func:`sims.attacks.objectives.single_gradient`, a plain
+forward of the model, against :func:`sims.attacks.objectives.stacked_gradient`,
+``torch.func.vmap``), so the two differ only by the round-off of the batched kernels,
+which sign-based Adam and L-BFGS's accept/reject decisions can amplify into a
+different trajectory (``tests/sims/test_batched_attacks.py`` states the tolerances).
 
 Batching pays on small models; on a CPU it costs more than it saves once the K stacked
 per-attack weight gradients outgrow the heap blocks that
@@ -39,7 +38,6 @@ from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.func import grad_and_value, vmap
 
 from bounds.validation import check_int
 from estimators.device import resolve_device
@@ -54,8 +52,13 @@ from sims.attacks.checks import (
     per_attack,
 )
 from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import attack_objective, autograd_grad_and_value
-from sims.attacks.optimizers import adam, lbfgs_backtracking, single_as_stacked, torch_lbfgs
+from sims.attacks.objectives import (
+    attack_objective,
+    grad_and_value,
+    single_gradient,
+    stacked_gradient,
+)
+from sims.attacks.optimizers import adam, lbfgs_backtracking, torch_lbfgs
 from sims.attacks.problem import (
     InversionProblem,
     attack_result,
@@ -63,7 +66,7 @@ from sims.attacks.problem import (
     prepare_problem,
 )
 from sims.core.runtime import MMAP_THRESHOLD_BYTES
-from sims.pruning.mask import Mask, prunable_names
+from sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 
@@ -151,19 +154,19 @@ def invert_checked(
         device=resolve_device(config.device),
         func=func,
     )
-    objective = attack_objective(
-        model, config, local_steps=local_steps, client_lr=client_lr, vectorised=False
-    )
-    return _solve(objective, problem, batch_shape, num_classes, config, config.seed, func)
+    steps = {"local_steps": local_steps, "client_lr": client_lr}
+    return _solve(model, problem, batch_shape, num_classes, config, steps, config.seed, func)
 
 
 def _solve(
-    objective, problem: InversionProblem, batch_shape, num_classes, config, seed: int, func: str
+    model, problem: InversionProblem, batch_shape, num_classes, config, steps, seed: int, func
 ) -> AttackResult:
-    """One attack, its restarts one after the other, by plain autograd (module docstring):
-    the best restart as an :class:`AttackResult`."""
-    args = problem.arguments()
-    gradient_and_value = autograd_grad_and_value(objective)
+    """One attack, its restarts one after the other, as one row (module docstring): the
+    best restart as an :class:`AttackResult`. ``steps`` holds ``local_steps`` and
+    ``client_lr``."""
+    objective = attack_objective(single_gradient(model, problem.point), config, **steps)
+    args = _rows([problem.arguments()], 1)
+    gradient_and_value = grad_and_value(objective)
 
     def step_fn(variables):
         return gradient_and_value(variables, *args)
@@ -172,20 +175,18 @@ def _solve(
     best = None
     for restart in range(config.restarts):
         variables = initial_variables(generator, batch_shape, num_classes, config)
-        variables = [v.to(problem.onehot.device, problem.onehot.dtype) for v in variables]
+        variables = [v.to(problem.onehot.device, problem.onehot.dtype)[None] for v in variables]
         if config.optimizer == "lbfgs":
             variables = [v.requires_grad_(True) for v in variables]
             iterations = torch_lbfgs(step_fn, variables, config)
             variables = [v.detach() for v in variables]
         elif config.optimizer == "lbfgs_backtracking":
-            stacked, done = lbfgs_backtracking(
-                single_as_stacked(step_fn), [v.unsqueeze(0) for v in variables], config
-            )
-            variables, iterations = [v[0] for v in stacked], int(done[0])
+            variables, done = lbfgs_backtracking(step_fn, variables, config)
+            iterations = int(done[0])
         else:
             variables = adam(step_fn, variables, config)
             iterations = config.iterations
-        final = float(objective(variables, *args)[1].detach())
+        final = float(objective(variables, *args)[1][0].detach())
         logger.debug(
             "restart %d: matching loss %.3e after %d iterations", restart, final, iterations
         )
@@ -195,7 +196,7 @@ def _solve(
     _, final, iterations, variables = best
     if not math.isfinite(final):
         raise _diverged(func, final, config)
-    return attack_result(variables[0], variables[-1], problem, final, iterations, config)
+    return attack_result(variables[0][0], variables[-1][0], problem, final, iterations, config)
 
 
 def _diverged(func: str, loss: float, config) -> ValueError:
@@ -209,30 +210,26 @@ def _diverged(func: str, loss: float, config) -> ValueError:
     )
 
 
-def _stack(items: list) -> tuple:
-    """Per-attack values (tensors, dicts of tensors or None) stacked along a new dim 0,
-    or the first one with vmap dim None when all are equal (shared by every attack)."""
+def _rows(arguments: list[tuple], repeat: int) -> tuple:
+    """The objective's arguments of N = ``len(arguments) * repeat`` rows (row ``k * repeat
+    + r`` is repetition ``r`` of problem ``k``) from the problems' own ``arguments``:
+    each value (tensor, dict of tensors or None) stacked along a new dim 0, or, when it
+    is the same for every problem, the first one expanded to N rows (a view, no copy)."""
+    rows = len(arguments) * repeat
+    return tuple(
+        _row_value([a[i] for a in arguments], repeat, rows) for i in range(len(arguments[0]))
+    )
+
+
+def _row_value(items: list, repeat: int, rows: int):
     first = items[0]
     if first is None:
-        return None, None
+        return None
     if isinstance(first, dict):
-        if all(all(_same(first[n], item[n]) for n in first) for item in items[1:]):
-            return first, None
-        return {n: torch.stack([item[n] for item in items]) for n in first}, 0
-    if all(_same(first, item) for item in items[1:]):
-        return first, None
-    return torch.stack(items), 0
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a is b or torch.equal(a, b)
-
-
-def _repeat(value, times: int):
-    """Each entry along dim 0 repeated ``times`` times in place (``repeat_interleave``)."""
-    if isinstance(value, dict):
-        return {n: t.repeat_interleave(times, dim=0) for n, t in value.items()}
-    return value.repeat_interleave(times, dim=0)
+        return {n: _row_value([item[n] for item in items], repeat, rows) for n in first}
+    if all(item is first or torch.equal(first, item) for item in items[1:]):
+        return first.expand(rows, *first.shape)
+    return torch.stack(items).repeat_interleave(repeat, dim=0)
 
 
 def chunk_size(point: Mapping[str, torch.Tensor], rows_per_attack: int, count: int) -> int:
@@ -272,9 +269,9 @@ def invert_gradient_batched(
     draws with ``seed = seeds[k]`` (default ``config.seed`` for every attack).
     ``batch_shape``, ``num_classes``, ``local_steps`` and ``client_lr`` are as in
     :func:`invert_gradient` and shared by all attacks. The ``K x restarts`` problems are
-    stacked and the per-attack objective is mapped over them with ``torch.func.vmap``,
-    ``chunk`` attacks at a time (>= 1; default :func:`chunk_size`, see the module
-    docstring); a chunk of one attack runs as :func:`invert_gradient` does.
+    stacked as the rows of one objective (module docstring), ``chunk`` attacks at a time
+    (>= 1; default :func:`chunk_size`, see the module docstring); a chunk of one attack
+    runs as :func:`invert_gradient` does.
 
     ``config.optimizer`` must be ``"adam"`` (elementwise: K runs at once are K runs) or
     ``"lbfgs_backtracking"`` (rows independent, trial points evaluated together);
@@ -360,22 +357,18 @@ def invert_checked_batched(
     if chunk is None:
         chunk = chunk_size(problems[0].point, config.restarts, count)
     shape = (batch_shape, num_classes, config)
+    steps = {"local_steps": local_steps, "client_lr": client_lr}
     if chunk == 1:
-        objective = attack_objective(
-            model, config, local_steps=local_steps, client_lr=client_lr, vectorised=False
-        )
         return [
-            _solve(objective, p, *shape, seed, f"{func} (attack {k})")
+            _solve(model, p, *shape, steps, seed, f"{func} (attack {k})")
             for k, (p, seed) in enumerate(zip(problems, seeds, strict=True))
         ]
     if any(p.keep is None for p in problems) and any(p.keep is not None for p in problems):
-        # vmap needs one structure: an unmasked attack keeps every coordinate.
+        # The rows share one structure: an unmasked attack keeps every coordinate.
         for p in problems:
             if p.keep is None:
-                p.keep = {n: torch.ones_like(p.point[n]) for n in prunable_names(p.point)}
-    objective = attack_objective(
-        model, config, local_steps=local_steps, client_lr=client_lr, vectorised=True
-    )
+                p.keep = torch.ones_like(p.target)
+    objective = attack_objective(stacked_gradient(model), config, **steps)
     results = []
     for start in range(0, count, chunk):
         results += _solve_stacked(
@@ -393,19 +386,10 @@ def _solve_stacked(
     objective, problems, seeds, batch_shape, num_classes, config, *, first: int, func: str
 ) -> list[AttackResult]:
     """The attacks ``problems`` (numbered from ``first`` in errors), their restarts as
-    rows, as one ``vmap``-ed computation: one :class:`AttackResult` per attack."""
+    rows, as one computation: one :class:`AttackResult` per attack."""
     count, restarts = len(problems), config.restarts
-    stacked = [_stack([p.arguments()[i] for p in problems]) for i in range(5)]
-    args = tuple(value for value, _ in stacked)
-    dims = tuple(dim for _, dim in stacked)
-    if restarts > 1:
-        # Problem n = k * restarts + r is restart r of attack k.
-        args = tuple(
-            _repeat(value, restarts) if dim == 0 else value
-            for value, dim in zip(args, dims, strict=True)
-        )
-    gradient_and_value = vmap(grad_and_value(objective, has_aux=True), in_dims=(0, *dims))
-    evaluate = vmap(objective, in_dims=(0, *dims))
+    args = _rows([p.arguments() for p in problems], restarts)
+    gradient_and_value = grad_and_value(objective)
     initial = []
     for seed in seeds:
         generator = torch.Generator().manual_seed(seed)
@@ -426,7 +410,7 @@ def _solve_stacked(
         done = torch.full((count * restarts,), config.iterations)
     else:
         variables, done = lbfgs_backtracking(step_fn, variables, config)
-    final = evaluate(variables, *args)[1].reshape(count, restarts)
+    final = objective(variables, *args)[1].detach().reshape(count, restarts)
     variables = [v.reshape(count, restarts, *v.shape[1:]) for v in variables]
     done = done.reshape(count, restarts).cpu()
     scores = torch.where(torch.isfinite(final), final, torch.full_like(final, math.inf))

@@ -14,24 +14,34 @@ gradient ``g`` the update reveals, on the kept coordinates ``m`` only (SGI) or o
 The client's loss is assumed to be the mean cross-entropy of
 :func:`sims.core.functional.batch_gradient` (soft targets for jointly optimised labels)
 and the model free of batch statistics (no BatchNorm), so the dummy gradient is a pure
-function of (params, images, labels) built with ``torch.func.functional_call``. Two
-differentiation modes compute the same numbers:
+function of (params, images, labels).
 
-* ``vectorised=True``: the dummy gradient by ``torch.func.grad`` and the objective's
-  gradient by :func:`torch.func.grad_and_value`, so that the objective of one attack can
-  be ``vmap``-ed over K attacks (:func:`sims.attacks.inversion.invert_gradient_batched`);
-* ``vectorised=False``: both by ``torch.autograd.grad`` (the dummy gradient with
-  ``create_graph=True``), the way a plain inverting-gradients loop runs. For one attack
-  this avoids the per-operation cost of torch.func's transform layers, which on a small
-  model is most of an iteration (``benchmarks/bench_attacks.py`` compares both with
-  such a loop).
+The objective works on N stacked problems ("rows": K attacks times their restarts, or
+one), each row's gradients flattened into one vector, so that the matching loss is a
+few row-wise reductions whatever the number of layers. The objective's gradient with
+respect to the images is taken by plain ``torch.autograd`` (that of the sum of the
+rows' objectives, whose gradient with respect to a row's variables is that row's own).
+The dummy gradients come from one of two functions, which differ only in how the
+weights enter the forward pass:
+
+* one problem (:func:`single_gradient`): a copy of the model whose parameters are the
+  evaluation point's tensors as leaves, called directly, and
+  ``torch.autograd.grad(..., create_graph=True)``, the way a plain inverting-gradients
+  loop runs (``torch.func.functional_call`` would re-bind the weights on every call);
+* N problems (:func:`stacked_gradient`): per-row gradients by
+  ``torch.func.vmap(torch.func.grad(...))``, a point shared by all rows passed once, so
+  that its layers run as single matrix products for all rows. Only the forward pass
+  and the first derivative go through the transforms; the objective on top of them and
+  its derivative are ordinary tensor operations.
 """
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
-from torch.func import functional_call, grad
+from torch.func import functional_call, grad, vmap
 
 from sims.attacks.config import AttackConfig
 from sims.attacks.priors import total_variation
@@ -43,104 +53,149 @@ def image_map(config: AttackConfig):
     return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
 
 
-def _inner(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``sum(a * b)`` by ``torch.dot`` of the flattened tensors: no product tensor is
-    allocated, which on a large model saves a pass over every weight gradient."""
-    return torch.dot(a.reshape(-1), b.reshape(-1))
+def flatten(tensors) -> torch.Tensor:
+    """The tensors of a dict (or list), in order, as one vector."""
+    values = tensors.values() if isinstance(tensors, dict) else tensors
+    return torch.cat([t.reshape(-1) for t in values])
 
 
-def _autograd_gradient(cross_entropy):
-    """``params -> d cross_entropy / d params`` by ``torch.autograd.grad`` with
-    ``create_graph=True``: differentiable once more, like ``torch.func.grad``. Tensors
-    that do not require grad (the evaluation point) enter as fresh leaves."""
+def _row_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise ``sum(a * b, 1)`` of ``(N, D)`` matrices. (A ``bmm`` would allocate no
+    product in the forward pass, but its backward, outer products of shape ``(N, D,
+    1) x (N, 1, 1)``, is many times slower than the elementwise one.)"""
+    return (a * b).sum(1)
 
-    def gradient(params, images, label_probs):
+
+def _leaves(at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``at`` with every tensor that does not require grad (the evaluation point) as a
+    fresh leaf that does."""
+    return {n: t if t.requires_grad else t.detach().requires_grad_() for n, t in at.items()}
+
+
+def _cross_entropy(model: nn.Module):
+    def cross_entropy(params, images, label_probs):
+        return nn.functional.cross_entropy(functional_call(model, params, (images,)), label_probs)
+
+    return cross_entropy
+
+
+def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
+    """Dummy gradients of one problem (N = 1 row) whose evaluation point is ``point``.
+
+    ``gradient(at, images, label_probs, step)`` returns ``{name: d CE / d at[name]}``
+    (rows of 1, differentiable once more) for ``images`` ``(1, B, C, H, W)``. At
+    ``step`` 0, ``at`` is ``point``: the forward runs a copy of ``model`` whose
+    parameters share ``point``'s storage as leaf tensors (built once here; ``model``
+    itself is not touched). Later local steps evaluate at tensors that depend on the
+    images, by ``functional_call`` on the copy.
+    """
+    leaves = {n: nn.Parameter(t.detach()) for n, t in point.items()}
+    named = dict(model.named_parameters())
+    bound = copy.deepcopy(model, memo={id(named[n]): p for n, p in leaves.items() if n in named})
+    cross_entropy = _cross_entropy(bound)
+
+    def gradient(at, images, label_probs, step: int):
         with torch.enable_grad():
-            params = {
-                n: t if t.requires_grad else t.detach().requires_grad_() for n, t in params.items()
-            }
-            loss = cross_entropy(params, images, label_probs)
+            if step == 0:
+                params = leaves
+                loss = nn.functional.cross_entropy(bound(images[0]), label_probs[0])
+            else:
+                params = _leaves({n: t[0] for n, t in at.items()})
+                loss = cross_entropy(params, images[0], label_probs[0])
             grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
-        return dict(zip(params, grads, strict=True))
+        return {n: g.unsqueeze(0) for n, g in zip(params, grads, strict=True)}
 
     return gradient
 
 
-def autograd_grad_and_value(objective):
-    """``torch.func.grad_and_value(objective, has_aux=True)`` by ``torch.autograd``, for an
-    objective built with ``vectorised=False``: ``(variables, *args) -> (grads, (value,
-    aux))`` with the gradient of ``value`` with respect to every tensor of ``variables``
-    and the outputs detached."""
+def stacked_gradient(model: nn.Module):
+    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
+    as in :func:`single_gradient`, every tensor with a leading row dimension N, by
+    ``vmap(grad(cross_entropy))``. A tensor shared by all rows enters as an expanded view
+    (row stride 0; the shared evaluation point) and is passed to ``vmap`` once
+    (``in_dims=None``), so that its layers run as one matrix product for all rows; the
+    result stays differentiable by ``torch.autograd`` with respect to the images."""
+    gradient_of = grad(_cross_entropy(model))
 
-    def grad_and_value(variables, *args):
+    def unbatched(t: torch.Tensor):
+        return (t[0], None) if t.stride(0) == 0 else (t, 0)
+
+    def gradient(at, images, label_probs, step: int):
+        at = {n: unbatched(t) for n, t in at.items()}
+        label_probs, probs_dim = unbatched(label_probs)
+        dims = ({n: d for n, (_, d) in at.items()}, 0, probs_dim)
+        with torch.enable_grad():
+            return vmap(gradient_of, in_dims=dims)(
+                {n: t for n, (t, _) in at.items()}, images, label_probs
+            )
+
+    return gradient
+
+
+def grad_and_value(objective):
+    """``(variables, *args) -> (grads, (objective, matching))`` for an
+    :func:`attack_objective`: the gradient of every row's objective with respect to its
+    own variables (that of the rows' sum), and the detached row values."""
+
+    def evaluate(variables, *args):
         variables = [v.detach().requires_grad_() for v in variables]
         with torch.enable_grad():
-            value, aux = objective(variables, *args)
-            grads = torch.autograd.grad(value, variables)
-        return list(grads), (value.detach(), aux.detach())
+            value, matching = objective(variables, *args)
+            grads = torch.autograd.grad(value.sum(), variables)
+        return list(grads), (value.detach(), matching.detach())
 
-    return grad_and_value
+    return evaluate
 
 
-def attack_objective(
-    model: nn.Module,
-    config: AttackConfig,
-    *,
-    local_steps: int,
-    client_lr: float,
-    vectorised: bool,
-):
-    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective, matching)``.
+def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, client_lr):
+    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective,
+    matching)`` on N rows, each output of shape ``(N,)``.
 
-    Every tensor argument belongs to *one* attack, so the function can be ``vmap``-ed
-    over attacks. ``variables[0]`` are the dummy images (their logits ``z``, ``x =
-    sigmoid(z)``, for boxed L-BFGS), ``variables[1]`` the label logits with
-    ``label_mode="optimize"`` (``onehot`` is then ignored). ``keep`` holds 0/1 floats
-    for the prunable tensors (None for GI: nothing masked); ``target`` must already be
-    masked and ``target_energy`` is its squared norm. ``matching`` is the loss without
-    the prior, by which restarts are ranked.
+    ``dummy_gradient`` is :func:`single_gradient` or :func:`stacked_gradient`. Every
+    tensor has a leading row dimension N: ``variables[0]`` the dummy images ``(N, B, C,
+    H, W)`` (their logits ``z``, ``x = sigmoid(z)``, for boxed L-BFGS),
+    ``variables[1]`` the label logits with ``label_mode="optimize"`` (``onehot`` is then
+    ignored), ``point`` a dict of weights, ``target`` the flattened masked target
+    (:func:`flatten`, in ``point``'s order) ``(N, D)``, ``target_energy`` its squared
+    norm ``(N,)``, ``keep`` the flattened 0/1 mask ``(N, D)`` (1 on the tensors that are
+    not prunable; None for GI: nothing masked). ``matching`` is the loss without the
+    prior, by which restarts are ranked.
 
     The dummy update replays the client's ``local_steps`` full-batch steps of eq. (1) on
     the dummy batch: ``keep ⊙ sum_s g(a_s)`` with ``a_0 = point`` and ``a_{s+1} = keep ⊙
-    a_s - client_lr * keep ⊙ g(a_s)``, which is ``keep ⊙ (w - w_hat) / client_lr`` for
-    the dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for
-    the real data (Geiping et al. 2020, Section 5, "multiple local updates"). One step
-    is plain gradient matching.
-
-    ``vectorised`` picks the differentiation mode (module docstring): True for
-    ``torch.func.grad_and_value`` and ``vmap``, False for
-    :func:`autograd_grad_and_value` (one attack at a time, faster).
+    (a_s - client_lr * g(a_s))``, which is ``keep ⊙ (w - w_hat) / client_lr`` for the
+    dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for the
+    real data (Geiping et al. 2020, Section 5, "multiple local updates"); the mask is
+    0/1, so masking the sum equals summing masked steps. One step is plain gradient
+    matching.
     """
-
-    def cross_entropy(p, images, label_probs):
-        return nn.functional.cross_entropy(functional_call(model, p, (images,)), label_probs)
-
-    dummy_gradient = grad(cross_entropy) if vectorised else _autograd_gradient(cross_entropy)
     to_image = image_map(config)
     optimize_labels = config.label_mode == "optimize"
 
     def objective(variables, point, target, target_energy, keep, onehot):
         images = to_image(variables[0])
         probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
-        names = list(target)
-        masked = keep if keep is not None else {}
-        at, g = point, None
+        rows = images.shape[0]
+        at, total = point, None
         for step in range(local_steps):
-            g_step = {n: t.contiguous() for n, t in dummy_gradient(at, images, probs).items()}
-            g_step = {n: g_step[n] * masked[n] if n in masked else g_step[n] for n in names}
-            g = g_step if g is None else {n: g[n] + g_step[n] for n in names}
+            g = dummy_gradient(at, images, probs, step)
+            total = g if total is None else {n: total[n] + g[n] for n in g}
             if step + 1 < local_steps:
-                at = {
-                    n: (masked[n] * at[n] if n in masked else at[n]) - client_lr * g_step[n]
-                    for n in names
-                }
+                at = {n: at[n] - client_lr * g[n] for n in g}
+                if keep is not None:
+                    sizes = [t[0].numel() for t in at.values()]
+                    flags = keep.split(sizes, dim=1)
+                    at = {n: f.reshape(at[n].shape) * at[n] for f, n in zip(flags, at, strict=True)}
+        dummy = torch.cat([t.reshape(rows, -1) for t in total.values()], dim=1)
+        if keep is not None:
+            dummy = dummy * keep
         if config.loss == "l2":
-            residual = [g[n] - target[n] for n in names]
-            matching = sum(_inner(r, r) for r in residual) / target_energy
+            residual = dummy - target
+            matching = _row_dot(residual, residual) / target_energy
             return matching, matching
-        dot = sum(_inner(g[n], target[n]) for n in names)
-        dummy_energy = sum(_inner(g[n], g[n]) for n in names)
-        matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
-        return matching + config.tv_weight * total_variation(images), matching
+        dummy_energy = _row_dot(dummy, dummy)
+        cosine = _row_dot(dummy, target) / (dummy_energy.sqrt() * target_energy.sqrt())
+        matching = 1 - cosine
+        return matching + config.tv_weight * total_variation(images, rows=True), matching
 
     return objective

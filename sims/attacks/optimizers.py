@@ -150,8 +150,8 @@ def lbfgs_backtracking(step_fn, variables: list[torch.Tensor], config: AttackCon
     non-descent direction restarts that row's history). A row stops after
     ``config.iterations`` accepted steps, when its gradient's largest entry is below
     ``_LBFGS_TOLERANCE_GRAD``, its objective or step changes by less than
-    ``_LBFGS_TOLERANCE_CHANGE``, or no step is accepted. With N = 1
-    (:func:`single_as_stacked`) this is the sequential reference of the batched attack.
+    ``_LBFGS_TOLERANCE_CHANGE``, or no step is accepted. With N = 1 this is the
+    sequential reference of the batched attack.
 
     Every loop pass evaluates one trial point per row, and every decision is a
     ``torch.where`` on the device: a row whose trial is accepted takes the step, stores
@@ -238,13 +238,3 @@ def lbfgs_backtracking(step_fn, variables: list[torch.Tensor], config: AttackCon
         f = torch.where(ok, f_trial, f)
         g = torch.where(ok[:, None], g_trial, g)
     return unflatten(x), done
-
-
-def single_as_stacked(step_fn):
-    """``step_fn`` of one problem as a step function of N = 1 stacked problems."""
-
-    def stacked(variables):
-        grads, (objective, matching) = step_fn([v[0] for v in variables])
-        return [g.unsqueeze(0) for g in grads], (objective.reshape(1), matching.reshape(1))
-
-    return stacked

@@ -17,7 +17,7 @@ from torch import nn
 
 from sims.attacks.checks import check_same_layout
 from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import image_map
+from sims.attacks.objectives import flatten, image_map
 from sims.attacks.update import idlg_label
 from sims.pruning.mask import Mask, prunable_names
 
@@ -67,12 +67,15 @@ def _fixed_labels(
 @dataclass
 class InversionProblem:
     """One validated inversion on the attack's device: the arguments of the objective
-    (:func:`sims.attacks.objectives.attack_objective`) and the fixed labels."""
+    (:func:`sims.attacks.objectives.attack_objective`, without the row dimension) and
+    the fixed labels. ``target`` and ``keep`` are flattened in ``point``'s order
+    (:func:`sims.attacks.objectives.flatten`); ``keep`` is 1 on the tensors that are not
+    prunable, None without a mask."""
 
     point: dict[str, torch.Tensor]
-    target: dict[str, torch.Tensor]
+    target: torch.Tensor
     target_energy: torch.Tensor
-    keep: dict[str, torch.Tensor] | None
+    keep: torch.Tensor | None
     onehot: torch.Tensor
     labels: torch.Tensor | None
 
@@ -119,11 +122,18 @@ def prepare_problem(
     dtype = next(iter(point.values())).dtype
     keep = None
     if mask is not None:
-        keep = {n: mask.keep[n].to(point[n].dtype) for n in prunable_names(point)}
+        prunable = set(prunable_names(point))
+        keep = flatten(
+            [
+                mask.keep[n].to(t.dtype) if n in prunable else torch.ones_like(t)
+                for n, t in point.items()
+            ]
+        )
     if fixed is None:
         onehot = torch.zeros((batch_shape[0], num_classes), device=device, dtype=dtype)
     else:
         onehot = nn.functional.one_hot(fixed, num_classes).to(dtype)
+    target = flatten([target[n] for n in point])
     return InversionProblem(point, target, energy, keep, onehot, fixed)
 
 
