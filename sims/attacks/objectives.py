@@ -46,6 +46,11 @@ from torch.func import functional_call, grad, vmap
 from sims.attacks.config import AttackConfig
 from sims.attacks.priors import total_variation
 
+#: Largest concatenation of flattened gradients per row in the matching loss
+#: (:func:`_pieces`): about a core's L2 cache, where a copy costs less than the autograd
+#: nodes it saves.
+CONCAT_BYTES = 2**20
+
 
 def image_map(config: AttackConfig):
     """Optimisation variables to images: ``sigmoid`` for boxed L-BFGS (the box as a
@@ -60,10 +65,34 @@ def flatten(tensors) -> torch.Tensor:
 
 
 def _row_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Row-wise ``sum(a * b, 1)`` of ``(N, D)`` matrices. (A ``bmm`` would allocate no
-    product in the forward pass, but its backward, outer products of shape ``(N, D,
-    1) x (N, 1, 1)``, is many times slower than the elementwise one.)"""
+    """Row-wise ``sum(a * b, 1)`` of ``(N, D)`` matrices: ``torch.dot`` for one row (no
+    product tensor is allocated, which on a large model saves a pass over the gradient),
+    else the elementwise product and sum (a ``bmm`` would allocate no product either,
+    but its backward, outer products ``(N, D, 1) x (N, 1, 1)``, is far slower)."""
+    if a.shape[0] == 1:
+        return torch.dot(a.reshape(-1), b.reshape(-1)).reshape(1)
     return (a * b).sum(1)
+
+
+def _pieces(flat: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The rows' flattened gradients ``(N, D_i)``, in order, with runs of consecutive
+    small ones concatenated into one piece of at most :data:`CONCAT_BYTES` per row.
+
+    The matching loss is a sum of row-wise reductions over the pieces: one piece saves
+    the autograd nodes of one reduction per tensor, which dominate on a small model,
+    while concatenating a large tensor would copy it on every evaluation (and keep it
+    in memory twice); a tensor above the limit stays a piece of its own.
+    """
+    pieces, run, run_bytes = [], [], 0
+    for t in flat:
+        size = t.shape[1] * t.element_size()
+        if run and run_bytes + size > CONCAT_BYTES:
+            pieces.append(run[0] if len(run) == 1 else torch.cat(run, dim=1))
+            run, run_bytes = [], 0
+        run.append(t)
+        run_bytes += size
+    pieces.append(run[0] if len(run) == 1 else torch.cat(run, dim=1))
+    return pieces
 
 
 def _leaves(at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -186,16 +215,18 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
                     sizes = [t[0].numel() for t in at.values()]
                     flags = keep.split(sizes, dim=1)
                     at = {n: f.reshape(at[n].shape) * at[n] for f, n in zip(flags, at, strict=True)}
-        dummy = torch.cat([t.reshape(rows, -1) for t in total.values()], dim=1)
+        pieces = _pieces([t.reshape(rows, -1) for t in total.values()])
+        widths = [piece.shape[1] for piece in pieces]
+        targets = target.split(widths, dim=1)
         if keep is not None:
-            dummy = dummy * keep
+            pieces = [piece * f for piece, f in zip(pieces, keep.split(widths, dim=1), strict=True)]
         if config.loss == "l2":
-            residual = dummy - target
-            matching = _row_dot(residual, residual) / target_energy
+            residuals = [piece - t for piece, t in zip(pieces, targets, strict=True)]
+            matching = sum(_row_dot(r, r) for r in residuals) / target_energy
             return matching, matching
-        dummy_energy = _row_dot(dummy, dummy)
-        cosine = _row_dot(dummy, target) / (dummy_energy.sqrt() * target_energy.sqrt())
-        matching = 1 - cosine
+        dot = sum(_row_dot(piece, t) for piece, t in zip(pieces, targets, strict=True))
+        dummy_energy = sum(_row_dot(piece, piece) for piece in pieces)
+        matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
         return matching + config.tv_weight * total_variation(images, rows=True), matching
 
     return objective
