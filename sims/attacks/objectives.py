@@ -17,10 +17,11 @@ and the model free of batch statistics (no BatchNorm), so the dummy gradient is 
 function of (params, images, labels).
 
 The objective works on N stacked problems ("rows": K attacks times their restarts, or
-one), each row's gradients flattened into one vector, so that the matching loss is a
-few row-wise reductions whatever the number of layers. The objective's gradient with
-respect to the images is taken by plain ``torch.autograd`` (that of the sum of the
-rows' objectives, whose gradient with respect to a row's variables is that row's own).
+one), each row's gradients flattened and the small ones concatenated (:func:`_pieces`),
+so that the matching loss is a few row-wise reductions however many layers are small.
+The objective's gradient with respect to the images is taken by plain
+``torch.autograd`` (that of the sum of the rows' objectives, whose gradient with
+respect to a row's variables is that row's own).
 The dummy gradients come from one of two functions, which differ only in how the
 weights enter the forward pass:
 

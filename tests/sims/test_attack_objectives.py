@@ -17,7 +17,13 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad
 
-from sims.attacks.objectives import single_gradient, stacked_gradient
+from sims.attacks import AttackConfig, objectives
+from sims.attacks.objectives import (
+    attack_objective,
+    grad_and_value,
+    single_gradient,
+    stacked_gradient,
+)
 from sims.pruning.mask import random_mask
 
 RTOL, ATOL = 1e-12, 1e-14  # float64 round-off of the same operations, batched or not
@@ -103,3 +109,31 @@ def test_stacked_gradient_rows_equal_one_problem_each(model64, problems, shared)
         for n, t in expected.items():
             torch.testing.assert_close(g[n][k], t, rtol=RTOL, atol=ATOL)
         torch.testing.assert_close(dx[k], expected_dx, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("loss", ["l2", "cosine_tv"])
+def test_matching_loss_is_the_same_in_one_piece_or_one_piece_per_tensor(
+    model64, problems, monkeypatch, loss
+):
+    """The pieces only regroup the sum: every tensor alone (a 1-byte limit) and all in one
+    piece (no limit) give the same objective and image gradient, on masked rows with
+    their own targets."""
+    points, images, probs = problems
+    point = {n: t.expand(3, *t.shape) for n, t in points[0].items()}
+    generator = torch.Generator().manual_seed(3)
+    width = sum(t.numel() for t in points[0].values())
+    target = torch.randn(3, width, generator=generator, dtype=torch.float64)
+    keep = (torch.rand(width, generator=generator) > 0.5).double().expand(3, width)
+    target = target * keep
+    energy = (target * target).sum(1)
+    config = AttackConfig(loss=loss, optimizer="adam", tv_weight=1e-2)
+    objective = attack_objective(stacked_gradient(model64), config, local_steps=1, client_lr=0.1)
+    results = []
+    for limit in (1, 2**40):
+        monkeypatch.setattr(objectives, "CONCAT_BYTES", limit)
+        grads, (value, matching) = grad_and_value(objective)(
+            [images], point, target, energy, keep, probs
+        )
+        results.append((grads[0], value, matching))
+    for one, many in zip(*results, strict=True):
+        torch.testing.assert_close(one, many, rtol=RTOL, atol=ATOL)
