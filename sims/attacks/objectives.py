@@ -39,6 +39,8 @@ weights enter the forward pass:
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 
 import torch
 from torch import nn
@@ -73,6 +75,12 @@ def _row_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.shape[0] == 1:
         return torch.dot(a.reshape(-1), b.reshape(-1)).reshape(1)
     return (a * b).sum(1)
+
+
+def _total(values):
+    """The sum of tensors, without the ``0 +`` of Python's ``sum`` (one autograd node
+    fewer per sum)."""
+    return functools.reduce(operator.add, values)
 
 
 def _pieces(flat: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -113,11 +121,13 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     """Dummy gradients of one problem (N = 1 row) whose evaluation point is ``point``.
 
     ``gradient(at, images, label_probs, step)`` returns ``{name: d CE / d at[name]}``
-    (rows of 1, differentiable once more) for ``images`` ``(1, B, C, H, W)``. At
-    ``step`` 0, ``at`` is ``point``: the forward runs a copy of ``model`` whose
-    parameters share ``point``'s storage as leaf tensors (built once here; ``model``
-    itself is not touched). Later local steps evaluate at tensors that depend on the
-    images, by ``functional_call`` on the copy.
+    (differentiable once more) for ``images`` ``(1, B, C, H, W)``, each of the weight's
+    own shape: the row dimension of 1 is left to the objective's reshapes and
+    broadcasting (an autograd node fewer per tensor). At ``step`` 0, ``at`` is
+    ``point``: the forward runs a copy of ``model`` whose parameters share ``point``'s
+    storage as leaf tensors (built once here; ``model`` itself is not touched). Later
+    local steps evaluate at tensors that depend on the images, by ``functional_call``
+    on the copy.
     """
     leaves = {n: nn.Parameter(t.detach()) for n, t in point.items()}
     named = dict(model.named_parameters())
@@ -133,7 +143,7 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
                 params = _leaves({n: t[0] for n, t in at.items()})
                 loss = cross_entropy(params, images[0], label_probs[0])
             grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
-        return {n: g.unsqueeze(0) for n, g in zip(params, grads, strict=True)}
+        return dict(zip(params, grads, strict=True))
 
     return gradient
 
@@ -171,7 +181,7 @@ def grad_and_value(objective):
         variables = [v.detach().requires_grad_() for v in variables]
         with torch.enable_grad():
             value, matching = objective(variables, *args)
-            grads = torch.autograd.grad(value.sum(), variables)
+            grads = torch.autograd.grad(value, variables, torch.ones_like(value))
         return list(grads), (value.detach(), matching.detach())
 
     return evaluate
@@ -182,7 +192,7 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
     matching)`` on N rows, each output of shape ``(N,)``.
 
     ``dummy_gradient`` is :func:`single_gradient` or :func:`stacked_gradient`. Every
-    tensor has a leading row dimension N: ``variables[0]`` the dummy images ``(N, B, C,
+    argument has a leading row dimension N: ``variables[0]`` the dummy images ``(N, B, C,
     H, W)`` (their logits ``z``, ``x = sigmoid(z)``, for boxed L-BFGS),
     ``variables[1]`` the label logits with ``label_mode="optimize"`` (``onehot`` is then
     ignored), ``point`` a dict of weights, ``target`` the flattened masked target
@@ -223,10 +233,10 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
             pieces = [piece * f for piece, f in zip(pieces, keep.split(widths, dim=1), strict=True)]
         if config.loss == "l2":
             residuals = [piece - t for piece, t in zip(pieces, targets, strict=True)]
-            matching = sum(_row_dot(r, r) for r in residuals) / target_energy
+            matching = _total(_row_dot(r, r) for r in residuals) / target_energy
             return matching, matching
-        dot = sum(_row_dot(piece, t) for piece, t in zip(pieces, targets, strict=True))
-        dummy_energy = sum(_row_dot(piece, piece) for piece in pieces)
+        dot = _total(_row_dot(piece, t) for piece, t in zip(pieces, targets, strict=True))
+        dummy_energy = _total(_row_dot(piece, piece) for piece in pieces)
         matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
         return matching + config.tv_weight * total_variation(images, rows=True), matching
 

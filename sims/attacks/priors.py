@@ -51,7 +51,8 @@ def total_variation(
         dx = (images[..., :, 1:] - images[..., :, :-1]).abs()
         dy = (images[..., 1:, :] - images[..., :-1, :]).abs()
         if rows:
-            return dx.flatten(1).mean(1) + dy.flatten(1).mean(1)
+            dims = tuple(range(1, images.dim()))
+            return dx.mean(dims) + dy.mean(dims)
         return dx.mean() + dy.mean()
     down = images[..., 1:, :-1] - images[..., :-1, :-1]
     right = images[..., :-1, 1:] - images[..., :-1, :-1]
