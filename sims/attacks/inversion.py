@@ -175,7 +175,7 @@ def _solve(
     best = None
     for restart in range(config.restarts):
         variables = initial_variables(generator, batch_shape, num_classes, config)
-        variables = [v.to(problem.target.device, problem.target.dtype)[None] for v in variables]
+        variables = [v.to(problem.onehot.device, problem.onehot.dtype)[None] for v in variables]
         if config.optimizer == "lbfgs":
             variables = [v.requires_grad_(True) for v in variables]
             iterations = torch_lbfgs(step_fn, variables, config)
@@ -396,9 +396,9 @@ def _solve_stacked(
         initial += [
             initial_variables(generator, batch_shape, num_classes, config) for _ in range(restarts)
         ]
-    like = problems[0].target
+    onehot = problems[0].onehot
     variables = [
-        torch.stack([v[j] for v in initial]).to(like.device, like.dtype)
+        torch.stack([v[j] for v in initial]).to(onehot.device, onehot.dtype)
         for j in range(len(initial[0]))
     ]
 

@@ -111,8 +111,8 @@ def _leaves(at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def _cross_entropy(model: nn.Module):
-    def cross_entropy(params, images, labels):
-        return nn.functional.cross_entropy(functional_call(model, params, (images,)), labels)
+    def cross_entropy(params, images, label_probs):
+        return nn.functional.cross_entropy(functional_call(model, params, (images,)), label_probs)
 
     return cross_entropy
 
@@ -120,11 +120,9 @@ def _cross_entropy(model: nn.Module):
 def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     """Dummy gradients of one problem (N = 1 row) whose evaluation point is ``point``.
 
-    ``gradient(at, images, labels, step)`` returns ``{name: d CE / d at[name]}``
-    (differentiable once more) for ``images`` ``(1, B, C, H, W)`` and ``labels`` ``(1,
-    B)`` class indices or ``(1, B, classes)`` probabilities (the two target forms of
-    ``nn.functional.cross_entropy``; fixed labels take the cheaper first), each in the
-    weight's own shape: the row dimension of 1 is left to the objective's reshapes and
+    ``gradient(at, images, label_probs, step)`` returns ``{name: d CE / d at[name]}``
+    (differentiable once more) for ``images`` ``(1, B, C, H, W)``, each of the weight's
+    own shape: the row dimension of 1 is left to the objective's reshapes and
     broadcasting (an autograd node fewer per tensor). At ``step`` 0, ``at`` is
     ``point``: the forward runs a copy of ``model`` whose parameters share ``point``'s
     storage as leaf tensors (built once here; ``model`` itself is not touched). Later
@@ -136,14 +134,14 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     bound = copy.deepcopy(model, memo={id(named[n]): p for n, p in leaves.items() if n in named})
     cross_entropy = _cross_entropy(bound)
 
-    def gradient(at, images, labels, step: int):
+    def gradient(at, images, label_probs, step: int):
         with torch.enable_grad():
             if step == 0:
                 params = leaves
-                loss = nn.functional.cross_entropy(bound(images[0]), labels[0])
+                loss = nn.functional.cross_entropy(bound(images[0]), label_probs[0])
             else:
                 params = _leaves({n: t[0] for n, t in at.items()})
-                loss = cross_entropy(params, images[0], labels[0])
+                loss = cross_entropy(params, images[0], label_probs[0])
             grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
         return dict(zip(params, grads, strict=True))
 
@@ -151,7 +149,7 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
 
 
 def stacked_gradient(model: nn.Module):
-    """Dummy gradients of N problems at once: ``gradient(at, images, labels, step)``
+    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
     as in :func:`single_gradient`, every tensor with a leading row dimension N, by
     ``vmap(grad(cross_entropy))``. A tensor shared by all rows enters as an expanded view
     (row stride 0; the shared evaluation point) and is passed to ``vmap`` once
@@ -162,13 +160,13 @@ def stacked_gradient(model: nn.Module):
     def unbatched(t: torch.Tensor):
         return (t[0], None) if t.stride(0) == 0 else (t, 0)
 
-    def gradient(at, images, labels, step: int):
+    def gradient(at, images, label_probs, step: int):
         at = {n: unbatched(t) for n, t in at.items()}
-        labels, labels_dim = unbatched(labels)
-        dims = ({n: d for n, (_, d) in at.items()}, 0, labels_dim)
+        label_probs, probs_dim = unbatched(label_probs)
+        dims = ({n: d for n, (_, d) in at.items()}, 0, probs_dim)
         with torch.enable_grad():
             return vmap(gradient_of, in_dims=dims)(
-                {n: t for n, (t, _) in at.items()}, images, labels
+                {n: t for n, (t, _) in at.items()}, images, label_probs
             )
 
     return gradient
@@ -190,15 +188,14 @@ def grad_and_value(objective):
 
 
 def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, client_lr):
-    """Pure ``(variables, point, target, target_energy, keep, labels) -> (objective,
+    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective,
     matching)`` on N rows, each output of shape ``(N,)``.
 
     ``dummy_gradient`` is :func:`single_gradient` or :func:`stacked_gradient`. Every
     argument has a leading row dimension N: ``variables[0]`` the dummy images ``(N, B, C,
     H, W)`` (their logits ``z``, ``x = sigmoid(z)``, for boxed L-BFGS),
-    ``variables[1]`` the label logits with ``label_mode="optimize"`` (their softmax is
-    the soft target; ``labels`` is then None), ``labels`` the fixed labels (int64, ``(N,
-    B)``) otherwise, ``point`` a dict of weights, ``target`` the flattened masked target
+    ``variables[1]`` the label logits with ``label_mode="optimize"`` (``onehot`` is then
+    ignored), ``point`` a dict of weights, ``target`` the flattened masked target
     (:func:`flatten`, in ``point``'s order) ``(N, D)``, ``target_energy`` its squared
     norm ``(N,)``, ``keep`` the flattened 0/1 mask ``(N, D)`` (1 on the tensors that are
     not prunable; None for GI: nothing masked). ``matching`` is the loss without the
@@ -215,14 +212,13 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
     to_image = image_map(config)
     optimize_labels = config.label_mode == "optimize"
 
-    def objective(variables, point, target, target_energy, keep, labels):
+    def objective(variables, point, target, target_energy, keep, onehot):
         images = to_image(variables[0])
-        if optimize_labels:
-            labels = torch.softmax(variables[1], dim=-1)
+        probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
         rows = images.shape[0]
         at, total = point, None
         for step in range(local_steps):
-            g = dummy_gradient(at, images, labels, step)
+            g = dummy_gradient(at, images, probs, step)
             total = g if total is None else {n: total[n] + g[n] for n in g}
             if step + 1 < local_steps:
                 at = {n: at[n] - client_lr * g[n] for n in g}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from sims.attacks.checks import check_same_layout
 from sims.attacks.config import AttackConfig, AttackResult
@@ -66,20 +67,20 @@ def _fixed_labels(
 @dataclass
 class InversionProblem:
     """One validated inversion on the attack's device: the arguments of the objective
-    (:func:`sims.attacks.objectives.attack_objective`, without the row dimension).
-    ``target`` and ``keep`` are flattened in ``point``'s order
+    (:func:`sims.attacks.objectives.attack_objective`, without the row dimension) and
+    the fixed labels. ``target`` and ``keep`` are flattened in ``point``'s order
     (:func:`sims.attacks.objectives.flatten`); ``keep`` is 1 on the tensors that are not
-    prunable, None without a mask; ``labels`` are the fixed labels (int64), None when
-    they are optimised."""
+    prunable, None without a mask."""
 
     point: dict[str, torch.Tensor]
     target: torch.Tensor
     target_energy: torch.Tensor
     keep: torch.Tensor | None
+    onehot: torch.Tensor
     labels: torch.Tensor | None
 
     def arguments(self) -> tuple:
-        return self.point, self.target, self.target_energy, self.keep, self.labels
+        return self.point, self.target, self.target_energy, self.keep, self.onehot
 
 
 def prepare_problem(
@@ -118,6 +119,7 @@ def prepare_problem(
         config=config,
         func=func,
     )
+    dtype = next(iter(point.values())).dtype
     keep = None
     if mask is not None:
         prunable = set(prunable_names(point))
@@ -127,8 +129,12 @@ def prepare_problem(
                 for n, t in point.items()
             ]
         )
+    if fixed is None:
+        onehot = torch.zeros((batch_shape[0], num_classes), device=device, dtype=dtype)
+    else:
+        onehot = nn.functional.one_hot(fixed, num_classes).to(dtype)
     target = flatten([target[n] for n in point])
-    return InversionProblem(point, target, energy, keep, fixed)
+    return InversionProblem(point, target, energy, keep, onehot, fixed)
 
 
 def initial_variables(
