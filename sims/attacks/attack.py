@@ -56,10 +56,11 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice
-from sims.attacks.checks import check_param_dict, check_sequence, per_attack
+from sims.attacks.checks import check_param_dict, check_param_dicts, check_sequence, per_attack
 from sims.attacks.config import GRADIENT_POINTS, AttackConfig, AttackResult
-from sims.attacks.inversion import invert_gradient, invert_gradient_batched
-from sims.attacks.update import pseudo_gradient, recover_mask
+from sims.attacks.inversion import invert_checked, invert_checked_batched
+from sims.attacks.update import mask_from_zeros, revealed_gradient
+from sims.core.functional import check_lr
 
 
 def _check_switch(mask_aware, gradient_at, local_steps, *, func: str) -> str:
@@ -84,16 +85,16 @@ def _check_switch(mask_aware, gradient_at, local_steps, *, func: str) -> str:
     return gradient_at
 
 
-def _read_update(global_params, sent_params, *, mask_aware, lr, gradient_at, func):
-    """``(point, target, mask)`` the server inverts for one update.
+def _read_update(w, sent, *, mask_aware, lr, gradient_at, func):
+    """``(point, target, mask)`` the server inverts for one update, from the broadcast
+    weights ``w`` and the upload ``sent`` (dicts that
+    :func:`sims.attacks.checks.check_param_dict` returned) and a checked ``lr``.
 
     The mask is the only thing ``mask_aware`` decides: recovered from ``w_hat`` (SGI) or
     None (GI); the target and the evaluation point follow from it.
     """
-    w = check_param_dict("global_params", global_params, func=func)
-    sent = check_param_dict("sent_params", sent_params, func=func)
-    mask = recover_mask(sent) if mask_aware else None
-    target = pseudo_gradient(w, sent, lr=lr, mask=mask)
+    mask = mask_from_zeros(sent) if mask_aware else None
+    target = revealed_gradient(w, sent, lr=lr, mask=mask, func=func)
     if gradient_at == "sent":
         point = sent
     elif gradient_at == "masked":
@@ -139,14 +140,14 @@ def gradient_inversion(
     func = "gradient_inversion"
     gradient_at = _check_switch(mask_aware, gradient_at, local_steps, func=func)
     point, target, mask = _read_update(
-        global_params,
-        sent_params,
+        check_param_dict("global_params", global_params, func=func),
+        check_param_dict("sent_params", sent_params, func=func),
         mask_aware=mask_aware,
-        lr=lr,
+        lr=check_lr("lr", lr, func=func),
         gradient_at=gradient_at,
         func=func,
     )
-    return invert_gradient(
+    return invert_checked(
         model,
         point,
         target,
@@ -157,6 +158,7 @@ def gradient_inversion(
         config=config,
         local_steps=local_steps,
         client_lr=lr,
+        func=func,
     )
 
 
@@ -174,19 +176,29 @@ def gradient_inversion_batched(
     seeds: Sequence[int] | None = None,
     gradient_at: str | None = None,
     local_steps: int = 1,
+    chunk: int | None = None,
 ) -> list[AttackResult]:
     """:func:`gradient_inversion` of K uploads ``sent_params[k]`` (broadcast weights: one
     dict for all, or one per upload; ``labels`` and ``seeds`` one per upload) as one
-    batched inversion, :func:`sims.attacks.inversion.invert_gradient_batched`."""
+    batched inversion, :func:`sims.attacks.inversion.invert_gradient_batched` (``chunk``
+    as there)."""
     func = "gradient_inversion_batched"
     gradient_at = _check_switch(mask_aware, gradient_at, local_steps, func=func)
     count = check_sequence("sent_params", sent_params, func=func, what="uploads")
     global_params = per_attack("global_params", global_params, count, func=func, single=Mapping)
+    lr = check_lr("lr", lr, func=func)
     problems = [
         _read_update(w, sent, mask_aware=mask_aware, lr=lr, gradient_at=gradient_at, func=func)
-        for w, sent in zip(global_params, sent_params, strict=True)
+        for w, sent in zip(
+            check_param_dicts("global_params", global_params, func=func),
+            [
+                check_param_dict(f"sent_params[{k}]", s, func=func)
+                for k, s in enumerate(sent_params)
+            ],
+            strict=True,
+        )
     ]
-    return invert_gradient_batched(
+    return invert_checked_batched(
         model,
         [p[0] for p in problems],
         [p[1] for p in problems],
@@ -198,6 +210,8 @@ def gradient_inversion_batched(
         seeds=seeds,
         local_steps=local_steps,
         client_lr=lr,
+        chunk=chunk,
+        func=func,
     )
 
 

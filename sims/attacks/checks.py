@@ -20,7 +20,13 @@ from sims.core.functional import check_lr
 
 def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]:
     """``params`` as a dict of detached tensors, after checking it is a non-empty mapping
-    of names to finite floating-point tensors."""
+    of names to finite floating-point tensors.
+
+    The finiteness check reads every entry once (one ``aminmax`` per tensor, which
+    propagates NaN and shows an infinity) and synchronises with the device once per
+    dict. Callers check each dict once per attack and pass the result on: the internal
+    steps of an attack take checked dicts and do not scan them again.
+    """
     if not isinstance(params, Mapping) or not params:
         raise ValueError(
             f"The '{name}' parameter of {func} must be a non-empty dict of tensors. "
@@ -32,12 +38,31 @@ def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]
                 f"The '{name}' parameter of {func} must map names to floating-point tensors. "
                 f"Got {getattr(tensor, 'dtype', type(tensor).__name__)} for {key!r} instead."
             )
-        if not bool(torch.isfinite(tensor).all()):
+    params = {key: tensor.detach() for key, tensor in params.items()}
+    scanned = [key for key, tensor in params.items() if tensor.numel()]
+    if scanned:
+        device = params[scanned[0]].device
+        extremes = torch.stack(
+            [torch.stack(torch.aminmax(params[key])).to(device, torch.float64) for key in scanned]
+        )
+        finite = torch.isfinite(extremes).all(dim=1).tolist()
+        if not all(finite):
+            bad = [key for key, ok in zip(scanned, finite, strict=True) if not ok]
             raise ValueError(
                 f"The '{name}' parameter of {func} must be finite. "
-                f"Got NaN or infinite entries in {key!r} instead."
+                f"Got NaN or infinite entries in {bad[0]!r} instead."
             )
-    return {key: tensor.detach() for key, tensor in params.items()}
+    return params
+
+
+def check_param_dicts(name: str, dicts: list, *, func: str) -> list[dict[str, torch.Tensor]]:
+    """:func:`check_param_dict` of every item of ``dicts`` (one per attack), scanning an
+    object that several attacks share (the broadcast weights) once."""
+    checked: dict[int, dict[str, torch.Tensor]] = {}
+    for params in dicts:
+        if id(params) not in checked:
+            checked[id(params)] = check_param_dict(name, params, func=func)
+    return [checked[id(params)] for params in dicts]
 
 
 def check_same_layout(name_a: str, a: Mapping, name_b: str, b: Mapping, *, func: str) -> None:

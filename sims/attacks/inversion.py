@@ -7,21 +7,27 @@ start with the lowest final matching loss. SGI and GI (:mod:`sims.attacks.attack
 end here; they differ only in the mask they pass.
 
 :func:`invert_gradient_batched` runs K independent inversions (targets, masks, seeds,
-restarts) as one computation: the per-attack objective is ``torch.func.vmap``-ed over the
-stacked problems, and inputs equal across attacks are passed once. Two optimisers
-batch: Adam (elementwise, so K runs at once are K runs) and ``"lbfgs_backtracking"``
-(every trial point one batched evaluation for all rows). torch's strong-Wolfe
-``"lbfgs"`` runs one attack at a time. The sequential reference of a batched run is
-:func:`invert_gradient` with the same optimiser and seed; the two differ only by the
-round-off of the batched kernels, which sign-based Adam and L-BFGS's accept/reject
-decisions can amplify into a different trajectory
-(``tests/sims/test_batched_attacks.py`` states the tolerances).
+restarts) as one computation: the problems are stacked as the rows of one objective
+(:func:`sims.attacks.objectives.attack_objective`), and inputs equal across attacks are
+passed once (an expanded view). Two optimisers batch: Adam (elementwise, so K runs at
+once are K runs) and ``"lbfgs_backtracking"`` (every trial point one batched evaluation
+for all rows). torch's strong-Wolfe ``"lbfgs"`` runs one attack at a time. The
+sequential reference of a batched run is :func:`invert_gradient` with the same
+optimiser and seed: the same objective on one row, which differs only in how the dummy
+gradients are computed (:func:`sims.attacks.objectives.single_gradient`, a plain
+forward of the model, against :func:`sims.attacks.objectives.stacked_gradient`,
+``torch.func.vmap``), so the two differ only by the round-off of the batched kernels,
+which sign-based Adam and L-BFGS's accept/reject decisions can amplify into a
+different trajectory (``tests/sims/test_batched_attacks.py`` states the tolerances).
 
-Batching pays on small models; on a CPU it can cost more than it saves for large ones,
-whose K stacked per-attack weight gradients no longer fit the heap blocks that
-:func:`sims.core.runtime.cpu_tuning` keeps (then every step page-faults them afresh).
-Batch small models on a CPU; large ones on a GPU or in small chunks
-(``benchmarks/bench_attacks.py`` measures both).
+Batching pays on small models; on a CPU it costs more than it saves once the K stacked
+per-attack weight gradients outgrow the heap blocks that
+:func:`sims.core.runtime.cpu_tuning` keeps (:data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`):
+every step then maps and page-faults them afresh, while K sequential runs reuse their
+blocks. :func:`invert_gradient_batched` therefore splits the attacks into chunks whose
+largest stacked tensor fits such a block and runs a chunk of one as the sequential
+attack; on a GPU (whose caching allocator reuses blocks) all attacks form one chunk
+(``benchmarks/bench_attacks.py`` measures both sides on a small and a large model).
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.func import grad_and_value, vmap
 
 from bounds.validation import check_int
 from estimators.device import resolve_device
@@ -41,14 +46,27 @@ from sims.attacks.checks import (
     check_config,
     check_local_steps,
     check_num_classes,
+    check_param_dict,
+    check_param_dicts,
     check_sequence,
     per_attack,
 )
 from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import attack_objective
-from sims.attacks.optimizers import adam, lbfgs_backtracking, single_as_stacked, torch_lbfgs
-from sims.attacks.problem import attack_result, initial_variables, prepare_problem
-from sims.pruning.mask import Mask, prunable_names
+from sims.attacks.objectives import (
+    attack_objective,
+    grad_and_value,
+    single_gradient,
+    stacked_gradient,
+)
+from sims.attacks.optimizers import adam, lbfgs_backtracking, torch_lbfgs
+from sims.attacks.problem import (
+    InversionProblem,
+    attack_result,
+    initial_variables,
+    prepare_problem,
+)
+from sims.core.runtime import MMAP_THRESHOLD_BYTES
+from sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 
@@ -68,17 +86,16 @@ def invert_gradient(
 ) -> AttackResult:
     """Find a batch whose mean cross-entropy gradient at ``params`` matches ``target_grad``.
 
-    ``model`` supplies only the architecture: the dummy gradient is
-    ``torch.func.grad`` of ``cross_entropy(functional_call(model, params, x), y)``
-    with respect to ``params``, and the matching loss of ``config.loss`` is
-    differentiated once more with respect to the images (and label logits with
-    ``label_mode="optimize"``). ``batch_shape`` is ``(B, C, H, W)``; ``num_classes`` >= 2;
-    ``labels`` (int, shape ``(B,)``) only with ``label_mode="known"``. With ``mask`` both
-    gradients are restricted to the kept coordinates (SGI); without, all coordinates
-    count (GI). Images start from ``N(0, 1)`` (PriPrune Alg. 2 line 5; Geiping et al.)
-    drawn with ``config.seed``; all ``B`` images are solved jointly, in the floating
-    type of ``params`` (float64 weights: a float64 attack). Returns the restart with the
-    lowest final matching loss.
+    ``model`` supplies only the architecture: the dummy gradient is the gradient of
+    ``cross_entropy(functional_call(model, params, x), y)`` with respect to ``params``,
+    and the matching loss of ``config.loss`` is differentiated once more with respect to
+    the images (and label logits with ``label_mode="optimize"``). ``batch_shape`` is
+    ``(B, C, H, W)``; ``num_classes`` >= 2; ``labels`` (int, shape ``(B,)``) only with
+    ``label_mode="known"``. With ``mask`` both gradients are restricted to the kept
+    coordinates (SGI); without, all coordinates count (GI). Images start from
+    ``N(0, 1)`` (PriPrune Alg. 2 line 5; Geiping et al.) drawn with ``config.seed``; all
+    ``B`` images are solved jointly, in the floating type of ``params`` (float64
+    weights: a float64 attack). Returns the restart with the lowest final matching loss.
 
     With ``local_steps > 1`` the target is the sum of the gradients along the client's
     ``local_steps`` full-batch steps with learning rate ``client_lr`` (> 0; what
@@ -89,11 +106,43 @@ def invert_gradient(
     :func:`invert_gradient_batched` runs K such inversions as one computation.
     """
     func = "invert_gradient"
+    return invert_checked(
+        model,
+        check_param_dict("params", params, func=func),
+        check_param_dict("target_grad", target_grad, func=func),
+        batch_shape=batch_shape,
+        num_classes=num_classes,
+        labels=labels,
+        mask=mask,
+        config=config,
+        local_steps=local_steps,
+        client_lr=client_lr,
+        func=func,
+    )
+
+
+def invert_checked(
+    model: nn.Module,
+    params: dict[str, torch.Tensor],
+    target_grad: dict[str, torch.Tensor],
+    *,
+    batch_shape,
+    num_classes,
+    labels,
+    mask: Mask | None,
+    config,
+    local_steps,
+    client_lr,
+    func: str,
+) -> AttackResult:
+    """:func:`invert_gradient` of ``params`` and ``target_grad`` that
+    :func:`sims.attacks.checks.check_param_dict` already returned (the attack of
+    :mod:`sims.attacks.attack` checks its inputs once and derives these from them);
+    every other argument is checked here."""
     config = check_config(config, func=func)
     num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
-    device = resolve_device(config.device)
     problem = prepare_problem(
         params,
         target_grad,
@@ -102,34 +151,42 @@ def invert_gradient(
         labels=labels,
         mask=mask,
         config=config,
-        device=device,
+        device=resolve_device(config.device),
         func=func,
     )
-    objective = attack_objective(model, config, local_steps=local_steps, client_lr=client_lr)
-    args = problem.arguments()
-    gradient_and_value = grad_and_value(objective, has_aux=True)
+    steps = {"local_steps": local_steps, "client_lr": client_lr}
+    return _solve(model, problem, batch_shape, num_classes, config, steps, config.seed, func)
+
+
+def _solve(
+    model, problem: InversionProblem, batch_shape, num_classes, config, steps, seed: int, func
+) -> AttackResult:
+    """One attack, its restarts one after the other, as one row (module docstring): the
+    best restart as an :class:`AttackResult`. ``steps`` holds ``local_steps`` and
+    ``client_lr``."""
+    objective = attack_objective(single_gradient(model, problem.point), config, **steps)
+    args = _rows([problem.arguments()], 1)
+    gradient_and_value = grad_and_value(objective)
 
     def step_fn(variables):
         return gradient_and_value(variables, *args)
 
-    generator = torch.Generator().manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(seed)
     best = None
     for restart in range(config.restarts):
         variables = initial_variables(generator, batch_shape, num_classes, config)
-        variables = [v.to(device, problem.onehot.dtype) for v in variables]
+        variables = [v.to(problem.onehot.device, problem.onehot.dtype)[None] for v in variables]
         if config.optimizer == "lbfgs":
             variables = [v.requires_grad_(True) for v in variables]
             iterations = torch_lbfgs(step_fn, variables, config)
             variables = [v.detach() for v in variables]
         elif config.optimizer == "lbfgs_backtracking":
-            stacked, done = lbfgs_backtracking(
-                single_as_stacked(step_fn), [v.unsqueeze(0) for v in variables], config
-            )
-            variables, iterations = [v[0] for v in stacked], int(done[0])
+            variables, done = lbfgs_backtracking(step_fn, variables, config)
+            iterations = int(done[0])
         else:
             variables = adam(step_fn, variables, config)
             iterations = config.iterations
-        final = float(objective(variables, *args)[1])
+        final = float(objective(variables, *args)[1][0].detach())
         logger.debug(
             "restart %d: matching loss %.3e after %d iterations", restart, final, iterations
         )
@@ -139,7 +196,7 @@ def invert_gradient(
     _, final, iterations, variables = best
     if not math.isfinite(final):
         raise _diverged(func, final, config)
-    return attack_result(variables[0], variables[-1], problem, final, iterations, config)
+    return attack_result(variables[0][0], variables[-1][0], problem, final, iterations, config)
 
 
 def _diverged(func: str, loss: float, config) -> ValueError:
@@ -153,30 +210,40 @@ def _diverged(func: str, loss: float, config) -> ValueError:
     )
 
 
-def _stack(items: list) -> tuple:
-    """Per-attack values (tensors, dicts of tensors or None) stacked along a new dim 0,
-    or the first one with vmap dim None when all are equal (shared by every attack)."""
+def _rows(arguments: list[tuple], repeat: int) -> tuple:
+    """The objective's arguments of N = ``len(arguments) * repeat`` rows (row ``k * repeat
+    + r`` is repetition ``r`` of problem ``k``) from the problems' own ``arguments``:
+    each value (tensor, dict of tensors or None) stacked along a new dim 0, or, when it
+    is the same for every problem, the first one expanded to N rows (a view, no copy)."""
+    rows = len(arguments) * repeat
+    return tuple(
+        _row_value([a[i] for a in arguments], repeat, rows) for i in range(len(arguments[0]))
+    )
+
+
+def _row_value(items: list, repeat: int, rows: int):
     first = items[0]
     if first is None:
-        return None, None
+        return None
     if isinstance(first, dict):
-        if all(all(_same(first[n], item[n]) for n in first) for item in items[1:]):
-            return first, None
-        return {n: torch.stack([item[n] for item in items]) for n in first}, 0
-    if all(_same(first, item) for item in items[1:]):
-        return first, None
-    return torch.stack(items), 0
+        return {n: _row_value([item[n] for item in items], repeat, rows) for n in first}
+    if all(item is first or torch.equal(first, item) for item in items[1:]):
+        return first.expand(rows, *first.shape)
+    return torch.stack(items).repeat_interleave(repeat, dim=0)
 
 
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a is b or torch.equal(a, b)
+def chunk_size(point: Mapping[str, torch.Tensor], rows_per_attack: int, count: int) -> int:
+    """How many attacks :func:`invert_gradient_batched` stacks at once (module docstring).
 
-
-def _repeat(value, times: int):
-    """Each entry along dim 0 repeated ``times`` times in place (``repeat_interleave``)."""
-    if isinstance(value, dict):
-        return {n: t.repeat_interleave(times, dim=0) for n, t in value.items()}
-    return value.repeat_interleave(times, dim=0)
+    On a CPU: the most attacks whose stacked copies of the largest weight tensor
+    (``rows_per_attack`` = restarts rows each) fit one heap block of
+    :data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`, at least 1 (1 runs the attacks one
+    after the other). Elsewhere all ``count`` attacks.
+    """
+    if next(iter(point.values())).device.type != "cpu":
+        return count
+    largest = max(t.numel() * t.element_size() for t in point.values())
+    return max(1, min(count, MMAP_THRESHOLD_BYTES // (largest * rows_per_attack)))
 
 
 def invert_gradient_batched(
@@ -192,6 +259,7 @@ def invert_gradient_batched(
     seeds: Sequence[int] | None = None,
     local_steps: int = 1,
     client_lr: float | None = None,
+    chunk: int | None = None,
 ) -> list[AttackResult]:
     """K independent :func:`invert_gradient` runs as one batched computation.
 
@@ -201,7 +269,9 @@ def invert_gradient_batched(
     draws with ``seed = seeds[k]`` (default ``config.seed`` for every attack).
     ``batch_shape``, ``num_classes``, ``local_steps`` and ``client_lr`` are as in
     :func:`invert_gradient` and shared by all attacks. The ``K x restarts`` problems are
-    stacked and the per-attack objective is mapped over them with ``torch.func.vmap``.
+    stacked as the rows of one objective (module docstring), ``chunk`` attacks at a time
+    (>= 1; default :func:`chunk_size`, see the module docstring); a chunk of one attack
+    runs as :func:`invert_gradient` does.
 
     ``config.optimizer`` must be ``"adam"`` (elementwise: K runs at once are K runs) or
     ``"lbfgs_backtracking"`` (rows independent, trial points evaluated together);
@@ -212,6 +282,44 @@ def invert_gradient_batched(
     Returns one :class:`AttackResult` per attack, in order, each its best restart.
     """
     func = "invert_gradient_batched"
+    count = check_sequence("target_grads", target_grads, func=func, what="gradient dicts")
+    params = per_attack("params", params, count, func=func, single=Mapping)
+    return invert_checked_batched(
+        model,
+        check_param_dicts("params", params, func=func),
+        [check_param_dict(f"target_grads[{k}]", t, func=func) for k, t in enumerate(target_grads)],
+        batch_shape=batch_shape,
+        num_classes=num_classes,
+        labels=labels,
+        masks=masks,
+        config=config,
+        seeds=seeds,
+        local_steps=local_steps,
+        client_lr=client_lr,
+        chunk=chunk,
+        func=func,
+    )
+
+
+def invert_checked_batched(
+    model: nn.Module,
+    params: list[dict[str, torch.Tensor]],
+    target_grads: list[dict[str, torch.Tensor]],
+    *,
+    batch_shape,
+    num_classes,
+    labels,
+    masks,
+    config,
+    seeds,
+    local_steps,
+    client_lr,
+    chunk: int | None,
+    func: str,
+) -> list[AttackResult]:
+    """:func:`invert_gradient_batched` of K ``params`` and ``target_grads`` (lists) that
+    :func:`sims.attacks.checks.check_param_dict` already returned; every other argument
+    is checked here."""
     config = check_config(config, func=func)
     if config.optimizer == "lbfgs":
         raise ValueError(
@@ -219,11 +327,12 @@ def invert_gradient_batched(
             f"'lbfgs_backtracking' (torch's strong-Wolfe L-BFGS is not batched; use "
             f"invert_gradient). Got 'lbfgs' instead."
         )
-    count = check_sequence("target_grads", target_grads, func=func, what="gradient dicts")
+    count = len(target_grads)
     num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
-    params = per_attack("params", params, count, func=func, single=Mapping)
+    if chunk is not None:
+        chunk = check_int("chunk", chunk, func=func, low=1)
     masks = per_attack("masks", masks, count, func=func, single=Mask)
     labels = per_attack("labels", labels, count, func=func, single=torch.Tensor)
     seeds = per_attack(
@@ -245,34 +354,52 @@ def invert_gradient_batched(
         )
         for k in range(count)
     ]
+    if chunk is None:
+        chunk = chunk_size(problems[0].point, config.restarts, count)
+    shape = (batch_shape, num_classes, config)
+    steps = {"local_steps": local_steps, "client_lr": client_lr}
+    if chunk == 1:
+        return [
+            _solve(model, p, *shape, steps, seed, f"{func} (attack {k})")
+            for k, (p, seed) in enumerate(zip(problems, seeds, strict=True))
+        ]
     if any(p.keep is None for p in problems) and any(p.keep is not None for p in problems):
-        # vmap needs one structure: an unmasked attack keeps every coordinate.
+        # The rows share one structure: an unmasked attack keeps every coordinate.
         for p in problems:
             if p.keep is None:
-                p.keep = {n: torch.ones_like(p.point[n]) for n in prunable_names(p.point)}
-    stacked = [_stack([p.arguments()[i] for p in problems]) for i in range(5)]
-    args = tuple(value for value, _ in stacked)
-    dims = tuple(dim for _, dim in stacked)
-
-    objective = attack_objective(model, config, local_steps=local_steps, client_lr=client_lr)
-    restarts = config.restarts
-    if restarts > 1:
-        # Problem n = k * restarts + r is restart r of attack k.
-        args = tuple(
-            _repeat(value, restarts) if dim == 0 else value
-            for value, dim in zip(args, dims, strict=True)
+                p.keep = torch.ones_like(p.target)
+    objective = attack_objective(stacked_gradient(model), config, **steps)
+    results = []
+    for start in range(0, count, chunk):
+        results += _solve_stacked(
+            objective,
+            problems[start : start + chunk],
+            seeds[start : start + chunk],
+            *shape,
+            first=start,
+            func=func,
         )
-    gradient_and_value = vmap(grad_and_value(objective, has_aux=True), in_dims=(0, *dims))
-    evaluate = vmap(objective, in_dims=(0, *dims))
+    return results
+
+
+def _solve_stacked(
+    objective, problems, seeds, batch_shape, num_classes, config, *, first: int, func: str
+) -> list[AttackResult]:
+    """The attacks ``problems`` (numbered from ``first`` in errors), their restarts as
+    rows, as one computation: one :class:`AttackResult` per attack."""
+    count, restarts = len(problems), config.restarts
+    args = _rows([p.arguments() for p in problems], restarts)
+    gradient_and_value = grad_and_value(objective)
     initial = []
     for seed in seeds:
         generator = torch.Generator().manual_seed(seed)
         initial += [
             initial_variables(generator, batch_shape, num_classes, config) for _ in range(restarts)
         ]
-    dtype = problems[0].onehot.dtype
+    onehot = problems[0].onehot
     variables = [
-        torch.stack([v[j] for v in initial]).to(device, dtype) for j in range(len(initial[0]))
+        torch.stack([v[j] for v in initial]).to(onehot.device, onehot.dtype)
+        for j in range(len(initial[0]))
     ]
 
     def step_fn(v):
@@ -283,7 +410,7 @@ def invert_gradient_batched(
         done = torch.full((count * restarts,), config.iterations)
     else:
         variables, done = lbfgs_backtracking(step_fn, variables, config)
-    final = evaluate(variables, *args)[1].reshape(count, restarts)
+    final = objective(variables, *args)[1].detach().reshape(count, restarts)
     variables = [v.reshape(count, restarts, *v.shape[1:]) for v in variables]
     done = done.reshape(count, restarts).cpu()
     scores = torch.where(torch.isfinite(final), final, torch.full_like(final, math.inf))
@@ -294,7 +421,7 @@ def invert_gradient_batched(
         r = int(best[k])
         loss = float(final[k, r])
         if not math.isfinite(loss):
-            raise _diverged(f"{func} (attack {k})", loss, config)
+            raise _diverged(f"{func} (attack {first + k})", loss, config)
         results.append(
             attack_result(
                 variables[0][k, r], variables[-1][k, r], problem, loss, int(done[k, r]), config

@@ -14,18 +14,45 @@ gradient ``g`` the update reveals, on the kept coordinates ``m`` only (SGI) or o
 The client's loss is assumed to be the mean cross-entropy of
 :func:`sims.core.functional.batch_gradient` (soft targets for jointly optimised labels)
 and the model free of batch statistics (no BatchNorm), so the dummy gradient is a pure
-function of (params, images, labels) built with ``torch.func.functional_call`` and
-``torch.func.grad``: the objective of one attack can be ``vmap``-ed over K attacks.
+function of (params, images, labels).
+
+The objective works on N stacked problems ("rows": K attacks times their restarts, or
+one), each row's gradients flattened and the small ones concatenated (:func:`_pieces`),
+so that the matching loss is a few row-wise reductions however many layers are small.
+The objective's gradient with respect to the images is taken by plain
+``torch.autograd`` (that of the sum of the rows' objectives, whose gradient with
+respect to a row's variables is that row's own).
+The dummy gradients come from one of two functions, which differ only in how the
+weights enter the forward pass:
+
+* one problem (:func:`single_gradient`): a copy of the model whose parameters are the
+  evaluation point's tensors as leaves, called directly, and
+  ``torch.autograd.grad(..., create_graph=True)``, the way a plain inverting-gradients
+  loop runs (``torch.func.functional_call`` would re-bind the weights on every call);
+* N problems (:func:`stacked_gradient`): per-row gradients by
+  ``torch.func.vmap(torch.func.grad(...))``, a point shared by all rows passed once, so
+  that its layers run as single matrix products for all rows. Only the forward pass
+  and the first derivative go through the transforms; the objective on top of them and
+  its derivative are ordinary tensor operations.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import operator
+
 import torch
 from torch import nn
-from torch.func import functional_call, grad
+from torch.func import functional_call, grad, vmap
 
 from sims.attacks.config import AttackConfig
 from sims.attacks.priors import total_variation
+
+#: Largest concatenation of flattened gradients per row in the matching loss
+#: (:func:`_pieces`): about a core's L2 cache, where a copy costs less than the autograd
+#: nodes it saves.
+CONCAT_BYTES = 2**20
 
 
 def image_map(config: AttackConfig):
@@ -34,54 +61,183 @@ def image_map(config: AttackConfig):
     return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
 
 
-def attack_objective(model: nn.Module, config: AttackConfig, *, local_steps: int, client_lr: float):
-    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective, matching)``.
+def flatten(tensors) -> torch.Tensor:
+    """The tensors of a dict (or list), in order, as one vector."""
+    values = tensors.values() if isinstance(tensors, dict) else tensors
+    return torch.cat([t.reshape(-1) for t in values])
 
-    Every tensor argument belongs to *one* attack, so the function can be ``vmap``-ed
-    over attacks. ``variables[0]`` are the dummy images (their logits ``z``, ``x =
-    sigmoid(z)``, for boxed L-BFGS), ``variables[1]`` the label logits with
-    ``label_mode="optimize"`` (``onehot`` is then ignored). ``keep`` holds 0/1 floats
-    for the prunable tensors (None for GI: nothing masked); ``target`` must already be
-    masked and ``target_energy`` is its squared norm. ``matching`` is the loss without
-    the prior, by which restarts are ranked.
+
+def _row_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise ``sum(a * b, 1)`` of ``(N, D)`` matrices: ``torch.dot`` for one row (no
+    product tensor is allocated, which on a large model saves a pass over the gradient),
+    else the elementwise product and sum (a ``bmm`` would allocate no product either,
+    but its backward, outer products ``(N, D, 1) x (N, 1, 1)``, is far slower)."""
+    if a.shape[0] == 1:
+        return torch.dot(a.reshape(-1), b.reshape(-1)).reshape(1)
+    return (a * b).sum(1)
+
+
+def _total(values):
+    """The sum of tensors, without the ``0 +`` of Python's ``sum`` (one autograd node
+    fewer per sum)."""
+    return functools.reduce(operator.add, values)
+
+
+def _pieces(flat: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The rows' flattened gradients ``(N, D_i)``, in order, with runs of consecutive
+    small ones concatenated into one piece of at most :data:`CONCAT_BYTES` per row.
+
+    The matching loss is a sum of row-wise reductions over the pieces: one piece saves
+    the autograd nodes of one reduction per tensor, which dominate on a small model,
+    while concatenating a large tensor would copy it on every evaluation (and keep it
+    in memory twice); a tensor above the limit stays a piece of its own.
+    """
+    pieces, run, run_bytes = [], [], 0
+    for t in flat:
+        size = t.shape[1] * t.element_size()
+        if run and run_bytes + size > CONCAT_BYTES:
+            pieces.append(run[0] if len(run) == 1 else torch.cat(run, dim=1))
+            run, run_bytes = [], 0
+        run.append(t)
+        run_bytes += size
+    pieces.append(run[0] if len(run) == 1 else torch.cat(run, dim=1))
+    return pieces
+
+
+def _leaves(at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``at`` with every tensor that does not require grad (the evaluation point) as a
+    fresh leaf that does."""
+    return {n: t if t.requires_grad else t.detach().requires_grad_() for n, t in at.items()}
+
+
+def _cross_entropy(model: nn.Module):
+    def cross_entropy(params, images, label_probs):
+        return nn.functional.cross_entropy(functional_call(model, params, (images,)), label_probs)
+
+    return cross_entropy
+
+
+def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
+    """Dummy gradients of one problem (N = 1 row) whose evaluation point is ``point``.
+
+    ``gradient(at, images, label_probs, step)`` returns ``{name: d CE / d at[name]}``
+    (differentiable once more) for ``images`` ``(1, B, C, H, W)``, each of the weight's
+    own shape: the row dimension of 1 is left to the objective's reshapes and
+    broadcasting (an autograd node fewer per tensor). At ``step`` 0, ``at`` is
+    ``point``: the forward runs a copy of ``model`` whose parameters share ``point``'s
+    storage as leaf tensors (built once here; ``model`` itself is not touched). Later
+    local steps evaluate at tensors that depend on the images, by ``functional_call``
+    on the copy.
+    """
+    leaves = {n: nn.Parameter(t.detach()) for n, t in point.items()}
+    named = dict(model.named_parameters())
+    bound = copy.deepcopy(model, memo={id(named[n]): p for n, p in leaves.items() if n in named})
+    cross_entropy = _cross_entropy(bound)
+
+    def gradient(at, images, label_probs, step: int):
+        with torch.enable_grad():
+            if step == 0:
+                params = leaves
+                loss = nn.functional.cross_entropy(bound(images[0]), label_probs[0])
+            else:
+                params = _leaves({n: t[0] for n, t in at.items()})
+                loss = cross_entropy(params, images[0], label_probs[0])
+            grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
+        return dict(zip(params, grads, strict=True))
+
+    return gradient
+
+
+def stacked_gradient(model: nn.Module):
+    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
+    as in :func:`single_gradient`, every tensor with a leading row dimension N, by
+    ``vmap(grad(cross_entropy))``. A tensor shared by all rows enters as an expanded view
+    (row stride 0; the shared evaluation point) and is passed to ``vmap`` once
+    (``in_dims=None``), so that its layers run as one matrix product for all rows; the
+    result stays differentiable by ``torch.autograd`` with respect to the images."""
+    gradient_of = grad(_cross_entropy(model))
+
+    def unbatched(t: torch.Tensor):
+        return (t[0], None) if t.stride(0) == 0 else (t, 0)
+
+    def gradient(at, images, label_probs, step: int):
+        at = {n: unbatched(t) for n, t in at.items()}
+        label_probs, probs_dim = unbatched(label_probs)
+        dims = ({n: d for n, (_, d) in at.items()}, 0, probs_dim)
+        with torch.enable_grad():
+            return vmap(gradient_of, in_dims=dims)(
+                {n: t for n, (t, _) in at.items()}, images, label_probs
+            )
+
+    return gradient
+
+
+def grad_and_value(objective):
+    """``(variables, *args) -> (grads, (objective, matching))`` for an
+    :func:`attack_objective`: the gradient of every row's objective with respect to its
+    own variables (that of the rows' sum), and the detached row values."""
+
+    def evaluate(variables, *args):
+        variables = [v.detach().requires_grad_() for v in variables]
+        with torch.enable_grad():
+            value, matching = objective(variables, *args)
+            grads = torch.autograd.grad(value, variables, torch.ones_like(value))
+        return list(grads), (value.detach(), matching.detach())
+
+    return evaluate
+
+
+def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, client_lr):
+    """Pure ``(variables, point, target, target_energy, keep, onehot) -> (objective,
+    matching)`` on N rows, each output of shape ``(N,)``.
+
+    ``dummy_gradient`` is :func:`single_gradient` or :func:`stacked_gradient`. Every
+    argument has a leading row dimension N: ``variables[0]`` the dummy images ``(N, B, C,
+    H, W)`` (their logits ``z``, ``x = sigmoid(z)``, for boxed L-BFGS),
+    ``variables[1]`` the label logits with ``label_mode="optimize"`` (``onehot`` is then
+    ignored), ``point`` a dict of weights, ``target`` the flattened masked target
+    (:func:`flatten`, in ``point``'s order) ``(N, D)``, ``target_energy`` its squared
+    norm ``(N,)``, ``keep`` the flattened 0/1 mask ``(N, D)`` (1 on the tensors that are
+    not prunable; None for GI: nothing masked). ``matching`` is the loss without the
+    prior, by which restarts are ranked.
 
     The dummy update replays the client's ``local_steps`` full-batch steps of eq. (1) on
     the dummy batch: ``keep ⊙ sum_s g(a_s)`` with ``a_0 = point`` and ``a_{s+1} = keep ⊙
-    a_s - client_lr * keep ⊙ g(a_s)``, which is ``keep ⊙ (w - w_hat) / client_lr`` for
-    the dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for
-    the real data (Geiping et al. 2020, Section 5, "multiple local updates"). One step
-    is plain gradient matching.
+    (a_s - client_lr * g(a_s))``, which is ``keep ⊙ (w - w_hat) / client_lr`` for the
+    dummy data, i.e. what :func:`sims.attacks.update.pseudo_gradient` reveals for the
+    real data (Geiping et al. 2020, Section 5, "multiple local updates"); the mask is
+    0/1, so masking the sum equals summing masked steps. One step is plain gradient
+    matching.
     """
-
-    def cross_entropy(p, images, label_probs):
-        return nn.functional.cross_entropy(functional_call(model, p, (images,)), label_probs)
-
-    dummy_gradient = grad(cross_entropy)
     to_image = image_map(config)
     optimize_labels = config.label_mode == "optimize"
 
     def objective(variables, point, target, target_energy, keep, onehot):
         images = to_image(variables[0])
         probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
-        names = list(target)
-        masked = keep if keep is not None else {}
-        at, g = point, None
+        rows = images.shape[0]
+        at, total = point, None
         for step in range(local_steps):
-            g_step = {n: t.contiguous() for n, t in dummy_gradient(at, images, probs).items()}
-            g_step = {n: g_step[n] * masked[n] if n in masked else g_step[n] for n in names}
-            g = g_step if g is None else {n: g[n] + g_step[n] for n in names}
+            g = dummy_gradient(at, images, probs, step)
+            total = g if total is None else {n: total[n] + g[n] for n in g}
             if step + 1 < local_steps:
-                at = {
-                    n: (masked[n] * at[n] if n in masked else at[n]) - client_lr * g_step[n]
-                    for n in names
-                }
+                at = {n: at[n] - client_lr * g[n] for n in g}
+                if keep is not None:
+                    sizes = [t[0].numel() for t in at.values()]
+                    flags = keep.split(sizes, dim=1)
+                    at = {n: f.reshape(at[n].shape) * at[n] for f, n in zip(flags, at, strict=True)}
+        pieces = _pieces([t.reshape(rows, -1) for t in total.values()])
+        widths = [piece.shape[1] for piece in pieces]
+        targets = target.split(widths, dim=1)
+        if keep is not None:
+            pieces = [piece * f for piece, f in zip(pieces, keep.split(widths, dim=1), strict=True)]
         if config.loss == "l2":
-            residual = [g[n] - target[n] for n in names]
-            matching = sum((r * r).sum() for r in residual) / target_energy
+            residuals = [piece - t for piece, t in zip(pieces, targets, strict=True)]
+            matching = _total(_row_dot(r, r) for r in residuals) / target_energy
             return matching, matching
-        dot = sum((g[n] * target[n]).sum() for n in names)
-        dummy_energy = sum((g[n] * g[n]).sum() for n in names)
+        dot = _total(_row_dot(piece, t) for piece, t in zip(pieces, targets, strict=True))
+        dummy_energy = _total(_row_dot(piece, piece) for piece in pieces)
         matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
-        return matching + config.tv_weight * total_variation(images), matching
+        return matching + config.tv_weight * total_variation(images, rows=True), matching
 
     return objective

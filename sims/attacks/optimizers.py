@@ -40,6 +40,9 @@ _LBFGS_HISTORY = 100
 # 2nd ed., Sec. 3.1, c1 = 1e-4), step halved at most this often.
 _ARMIJO_C1 = 1e-4
 _MAX_BACKTRACKS = 30
+# lbfgs_backtracking asks the device whether any row still runs once every this many
+# evaluations (the only host synchronisation of its loop).
+_CHECK_EVERY = 10
 # Curvature pairs with s.y <= this * |s| |y| are not stored (keeps H positive definite;
 # relative, so that tiny first steps still set the scale).
 _MIN_CURVATURE = 1e-10
@@ -103,23 +106,34 @@ def torch_lbfgs(step_fn, variables: list[torch.Tensor], config: AttackConfig) ->
     return int(optimizer.state[variables[0]].get("n_iter", 0))
 
 
-def _two_loop(g, history, newest: int, filled: int):
+def _two_loop(g, history, done, bound: int):
     """``-H g`` by the L-BFGS two-loop recursion (Nocedal and Wright, Algorithm 7.4), row
-    by row; ``history = (S, Y, rho, valid)`` with ``filled`` pairs written to a ring
-    ending at ``newest``; invalid entries contribute exactly nothing (no device sync)."""
+    by row; ``history = (S, Y, rho, valid)`` is a ring per row, row ``n`` having written
+    its pair of iteration ``i`` to slot ``i % slots`` after ``done[n]`` iterations.
+
+    The rings are first ordered newest first (one gather per tensor); ``bound`` (a
+    Python int, at least every ``done[n]``) caps the pairs visited. Pairs a row has not
+    written, or that are invalid, contribute exactly nothing (no device sync).
+    """
     s_hist, y_hist, rho, valid = history
-    slots = [(newest - i) % s_hist.shape[1] for i in range(filled)]
+    slots = s_hist.shape[1]
+    order = (done[:, None] - 1 - torch.arange(slots, device=done.device)) % slots
+    s_hist = s_hist.gather(1, order[..., None].expand_as(s_hist))
+    y_hist = y_hist.gather(1, order[..., None].expand_as(y_hist))
+    rho, valid = rho.gather(1, order), valid.gather(1, order)
+    valid = valid & (torch.arange(slots, device=done.device) < done[:, None])
+    used = range(min(bound, slots))
     q, alphas = -g, []
-    for j in slots:
+    for j in used:
         alpha = torch.where(valid[:, j], rho[:, j] * (s_hist[:, j] * q).sum(1), 0.0)
         q = q - alpha[:, None] * y_hist[:, j]
         alphas.append(alpha)
     gamma = torch.ones_like(rho[:, 0])
-    for j in reversed(slots):  # the newest valid pair of each row wins
+    for j in reversed(used):  # the newest valid pair of each row wins
         sy, yy = 1 / rho[:, j], (y_hist[:, j] * y_hist[:, j]).sum(1)
         gamma = torch.where(valid[:, j], sy / yy, gamma)
     r = gamma[:, None] * q
-    for j, alpha in zip(reversed(slots), reversed(alphas), strict=True):
+    for j, alpha in zip(reversed(used), reversed(alphas), strict=True):
         beta = torch.where(valid[:, j], rho[:, j] * (y_hist[:, j] * r).sum(1), 0.0)
         r = r + s_hist[:, j] * (alpha - beta)[:, None]
     return r
@@ -133,11 +147,20 @@ def lbfgs_backtracking(step_fn, variables: list[torch.Tensor], config: AttackCon
     Every row is an independent L-BFGS run (history ``_LBFGS_HISTORY``, first step
     ``lr * min(1, 1 / ||g||_1)`` as in ``torch.optim.LBFGS``, then ``lr``; the step is
     halved until Armijo's condition holds, at most ``_MAX_BACKTRACKS`` times; a
-    non-descent direction restarts that row's history). A row stops when its gradient's
-    largest entry is below ``_LBFGS_TOLERANCE_GRAD``, its objective or step changes by
-    less than ``_LBFGS_TOLERANCE_CHANGE``, or no step is accepted; finished rows are
-    still evaluated (they do not move). With N = 1 (:func:`single_as_stacked`) this is
-    the sequential reference of the batched attack.
+    non-descent direction restarts that row's history). A row stops after
+    ``config.iterations`` accepted steps, when its gradient's largest entry is below
+    ``_LBFGS_TOLERANCE_GRAD``, its objective or step changes by less than
+    ``_LBFGS_TOLERANCE_CHANGE``, or no step is accepted. With N = 1 this is the
+    sequential reference of the batched attack.
+
+    Every loop pass evaluates one trial point per row, and every decision is a
+    ``torch.where`` on the device: a row whose trial is accepted takes the step, stores
+    the curvature pair and computes its next direction, a rejected one halves its step,
+    so rows in different phases of their line searches share each batched evaluation
+    and nothing waits for the host. The only synchronisation is the test whether any
+    row is still running, once every :data:`_CHECK_EVERY` passes (finished rows are
+    still evaluated in between; they do not move). Each row takes the same steps as
+    the classic nested loops would.
     """
     count = variables[0].shape[0]
     shapes = [v.shape[1:] for v in variables]
@@ -159,60 +182,59 @@ def lbfgs_backtracking(step_fn, variables: list[torch.Tensor], config: AttackCon
         x.new_ones(count, slots),
         torch.zeros(count, slots, dtype=torch.bool, device=x.device),
     )
+    rows = torch.arange(count, device=x.device)
+    done = torch.zeros(count, dtype=torch.int64, device=x.device)  # accepted steps
+    trials = torch.zeros(count, dtype=torch.int64, device=x.device)  # in this line search
     active = g.abs().amax(1) > _LBFGS_TOLERANCE_GRAD
-    iterations = torch.zeros(count, dtype=torch.int64, device=x.device)
-    for it in range(config.iterations):
-        if not bool(active.any()):
+    searching = torch.zeros(count, dtype=torch.bool, device=x.device)
+    d, slope, t = torch.zeros_like(x), torch.zeros_like(f), torch.zeros_like(f)
+    for step in range(config.iterations * _MAX_BACKTRACKS):
+        if step % _CHECK_EVERY == 0 and not bool(active.any()):
             break
-        d = _two_loop(g, history, (it - 1) % slots, min(it, slots))
-        slope = (g * d).sum(1)
-        uphill = slope >= 0
-        d = torch.where(uphill[:, None], -g, d)
-        slope = torch.where(uphill, -(g * g).sum(1), slope)
-        history[3][uphill] = False
-        if it == 0:
-            t = config.lr * torch.clamp(1 / g.abs().sum(1), max=1.0)
-        else:
-            t = torch.full_like(f, config.lr)
+        # Rows that are not halfway through a line search start one from x.
+        start = ~searching
+        direction = _two_loop(g, history, done, min(step, slots))
+        new_slope = (g * direction).sum(1)
+        uphill = start & (new_slope >= 0)
+        direction = torch.where(uphill[:, None], -g, direction)
+        new_slope = torch.where(uphill, -(g * g).sum(1), new_slope)
+        history[3].logical_and_(~uphill[:, None])
+        first = config.lr * torch.clamp(1 / g.abs().sum(1), max=1.0)
+        d = torch.where(start[:, None], direction, d)
+        slope = torch.where(start, new_slope, slope)
+        t = torch.where(start, torch.where(done == 0, first, config.lr), t)
         t = torch.where(active, t, 0.0)
-        accepted = ~active
-        x_new, f_new, g_new = x, f, g
-        for _ in range(_MAX_BACKTRACKS):
-            trial = x + t[:, None] * d
-            f_trial, g_trial = evaluate(trial)
-            ok = ~accepted & torch.isfinite(f_trial) & (f_trial <= f + _ARMIJO_C1 * t * slope)
-            x_new = torch.where(ok[:, None], trial, x_new)
-            f_new = torch.where(ok, f_trial, f_new)
-            g_new = torch.where(ok[:, None], g_trial, g_new)
-            accepted = accepted | ok
-            if bool(accepted.all()):
-                break
-            t = torch.where(accepted, t, t / 2)
-        moved = active & accepted
-        s, y = x_new - x, g_new - g
+        trials = torch.where(start, 0, trials) + 1
+        trial = x + t[:, None] * d
+        f_trial, g_trial = evaluate(trial)
+        ok = active & torch.isfinite(f_trial) & (f_trial <= f + _ARMIJO_C1 * t * slope)
+        # Accepted rows: store the curvature pair in their next ring slot and move.
+        s, y = trial - x, g_trial - g
         sy = (s * y).sum(1)
-        store = moved & (sy > _MIN_CURVATURE * (s * s).sum(1).sqrt() * (y * y).sum(1).sqrt())
-        slot = it % slots
-        history[0][:, slot] = torch.where(store[:, None], s, 0.0)
-        history[1][:, slot] = torch.where(store[:, None], y, 0.0)
-        history[2][:, slot] = torch.where(store, 1 / torch.where(store, sy, 1.0), 1.0)
-        history[3][:, slot] = store
-        iterations += moved.to(torch.int64)
-        active = (
-            moved
-            & (g_new.abs().amax(1) > _LBFGS_TOLERANCE_GRAD)
-            & ((f_new - f).abs() > _LBFGS_TOLERANCE_CHANGE)
-            & (s.abs().amax(1) > _LBFGS_TOLERANCE_CHANGE)
+        store = sy > _MIN_CURVATURE * (s * s).sum(1).sqrt() * (y * y).sum(1).sqrt()
+        slot = done % slots
+        history[0][rows, slot] = torch.where(
+            ok[:, None], torch.where(store[:, None], s, 0.0), history[0][rows, slot]
         )
-        x, f, g = x_new, f_new, g_new
-    return unflatten(x), iterations
-
-
-def single_as_stacked(step_fn):
-    """``step_fn`` of one problem as a step function of N = 1 stacked problems."""
-
-    def stacked(variables):
-        grads, (objective, matching) = step_fn([v[0] for v in variables])
-        return [g.unsqueeze(0) for g in grads], (objective.reshape(1), matching.reshape(1))
-
-    return stacked
+        history[1][rows, slot] = torch.where(
+            ok[:, None], torch.where(store[:, None], y, 0.0), history[1][rows, slot]
+        )
+        history[2][rows, slot] = torch.where(
+            ok, torch.where(store, 1 / torch.where(store, sy, 1.0), 1.0), history[2][rows, slot]
+        )
+        history[3][rows, slot] = torch.where(ok, store, history[3][rows, slot])
+        done = done + ok.to(torch.int64)
+        running = (
+            (g_trial.abs().amax(1) > _LBFGS_TOLERANCE_GRAD)
+            & ((f_trial - f).abs() > _LBFGS_TOLERANCE_CHANGE)
+            & (s.abs().amax(1) > _LBFGS_TOLERANCE_CHANGE)
+            & (done < config.iterations)
+        )
+        # Rejected rows halve their step, or stop after _MAX_BACKTRACKS trials.
+        active = torch.where(ok, running, active & (trials < _MAX_BACKTRACKS))
+        searching = active & ~ok
+        t = torch.where(ok, t, t / 2)
+        x = torch.where(ok[:, None], trial, x)
+        f = torch.where(ok, f_trial, f)
+        g = torch.where(ok[:, None], g_trial, g)
+    return unflatten(x), done

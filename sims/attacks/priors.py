@@ -30,17 +30,30 @@ TV_KINDS = ("anisotropic_mean", "isotropic_sum")
 _ISOTROPIC_EPS = 1e-8
 
 
-def total_variation(images: torch.Tensor, kind: str = "anisotropic_mean") -> torch.Tensor:
+def total_variation(
+    images: torch.Tensor, kind: str = "anisotropic_mean", *, rows: bool = False
+) -> torch.Tensor:
     """Total variation of ``images`` (``(..., H, W)``; see the module docstring).
 
     Returns a scalar for ``"anisotropic_mean"`` (over everything given) and one value per
-    image, shape ``(B,)`` of a ``(B, C, H, W)`` batch, for ``"isotropic_sum"``.
+    image, shape ``(B,)`` of a ``(B, C, H, W)`` batch, for ``"isotropic_sum"``. With
+    ``rows=True`` (``"anisotropic_mean"`` only) the means run over everything but the
+    leading dimension: one value per row of a stack of batches ``(N, B, C, H, W)``, the
+    TV of each batch (the inversion's N problems at once).
     """
     check_choice("kind", kind, func="total_variation", choices=TV_KINDS)
+    if rows and kind != "anisotropic_mean":
+        raise ValueError(
+            "The 'rows' parameter of total_variation must be False with "
+            f"kind={kind!r} (it already returns one value per image). Got True instead."
+        )
     if kind == "anisotropic_mean":
-        dx = (images[..., :, 1:] - images[..., :, :-1]).abs().mean()
-        dy = (images[..., 1:, :] - images[..., :-1, :]).abs().mean()
-        return dx + dy
+        dx = (images[..., :, 1:] - images[..., :, :-1]).abs()
+        dy = (images[..., 1:, :] - images[..., :-1, :]).abs()
+        if rows:
+            dims = tuple(range(1, images.dim()))
+            return dx.mean(dims) + dy.mean(dims)
+        return dx.mean() + dy.mean()
     down = images[..., 1:, :-1] - images[..., :-1, :-1]
     right = images[..., :-1, 1:] - images[..., :-1, :-1]
     return (down**2 + right**2 + _ISOTROPIC_EPS).sqrt().sum(dim=(1, 2, 3))

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from sims.attacks.checks import check_param_dict, check_same_layout
+from sims.attacks.checks import check_same_layout
 from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import image_map
+from sims.attacks.objectives import flatten, image_map
 from sims.attacks.update import idlg_label
 from sims.pruning.mask import Mask, prunable_names
 
@@ -67,12 +67,15 @@ def _fixed_labels(
 @dataclass
 class InversionProblem:
     """One validated inversion on the attack's device: the arguments of the objective
-    (:func:`sims.attacks.objectives.attack_objective`) and the fixed labels."""
+    (:func:`sims.attacks.objectives.attack_objective`, without the row dimension) and
+    the fixed labels. ``target`` and ``keep`` are flattened in ``point``'s order
+    (:func:`sims.attacks.objectives.flatten`); ``keep`` is 1 on the tensors that are not
+    prunable, None without a mask."""
 
     point: dict[str, torch.Tensor]
-    target: dict[str, torch.Tensor]
+    target: torch.Tensor
     target_energy: torch.Tensor
-    keep: dict[str, torch.Tensor] | None
+    keep: torch.Tensor | None
     onehot: torch.Tensor
     labels: torch.Tensor | None
 
@@ -83,19 +86,30 @@ class InversionProblem:
 def prepare_problem(
     params, target_grad, *, batch_shape, num_classes, labels, mask, config, device, func
 ) -> InversionProblem:
-    """Check ``params`` and ``target_grad`` (same layout, finite, target not zero on every
-    kept coordinate), move them to ``device``, mask the target and fix the labels."""
-    point = {n: t.to(device) for n, t in check_param_dict("params", params, func=func).items()}
-    target = {
-        n: t.to(device) for n, t in check_param_dict("target_grad", target_grad, func=func).items()
-    }
+    """Move ``params`` and ``target_grad`` (dicts that
+    :func:`sims.attacks.checks.check_param_dict` returned: finite, detached) to ``device``
+    after checking their layouts, mask the target, refuse a target that is zero on every
+    kept coordinate, and fix the labels.
+
+    The zero test reads the target's energy ``sum ||m ⊙ g||^2``, the denominator of both
+    matching losses, which is computed anyway: one device synchronisation, no further
+    scan. A target so small that its squares underflow is refused with it (the losses
+    would divide by zero); one whose energy overflows passes, and its run ends in the
+    divergence error of :mod:`sims.attacks.inversion`.
+    """
+    point = {n: t.to(device) for n, t in params.items()}
+    target = {n: t.to(device) for n, t in target_grad.items()}
     check_same_layout("params", point, "target_grad", target, func=func)
     if mask is not None:
         check_same_layout("mask.keep", mask.keep, "params", point, func=func)
         mask = mask.to(device)
         target = mask.apply(target)
-    if not any(bool((t != 0).any()) for t in target.values()):
-        raise ValueError(f"The 'target_grad' parameter of {func} is zero on every kept coordinate.")
+    energy = sum((t * t).sum() for t in target.values())
+    if not float(energy) > 0:
+        raise ValueError(
+            f"The 'target_grad' parameter of {func} is zero on every kept coordinate (its "
+            f"energy sum ||m * g||^2 is {float(energy)})."
+        )
     fixed = _fixed_labels(
         labels,
         target,
@@ -108,12 +122,18 @@ def prepare_problem(
     dtype = next(iter(point.values())).dtype
     keep = None
     if mask is not None:
-        keep = {n: mask.keep[n].to(point[n].dtype) for n in prunable_names(point)}
+        prunable = set(prunable_names(point))
+        keep = flatten(
+            [
+                mask.keep[n].to(t.dtype) if n in prunable else torch.ones_like(t)
+                for n, t in point.items()
+            ]
+        )
     if fixed is None:
         onehot = torch.zeros((batch_shape[0], num_classes), device=device, dtype=dtype)
     else:
         onehot = nn.functional.one_hot(fixed, num_classes).to(dtype)
-    energy = sum((t * t).sum() for t in target.values())
+    target = flatten([target[n] for n in point])
     return InversionProblem(point, target, energy, keep, onehot, fixed)
 
 

@@ -36,7 +36,12 @@ def recover_mask(sent_params: Mapping[str, torch.Tensor]) -> Mask:
     (e.g. a weight initialised to 0 in a layer with zero gradient), so the recovered
     mask is exact almost surely, not always.
     """
-    sent = check_param_dict("sent_params", sent_params, func="recover_mask")
+    return mask_from_zeros(check_param_dict("sent_params", sent_params, func="recover_mask"))
+
+
+def mask_from_zeros(sent: dict[str, torch.Tensor]) -> Mask:
+    """:func:`recover_mask` of sent weights that :func:`sims.attacks.checks.check_param_dict`
+    already returned (the attack checks each input once)."""
     return Mask(
         {
             name: (t != 0) if t.ndim >= 2 else torch.ones_like(t, dtype=torch.bool)
@@ -64,6 +69,19 @@ def pseudo_gradient(
     lr = check_lr("lr", lr, func=func)
     w = check_param_dict("global_params", global_params, func=func)
     sent = check_param_dict("sent_params", sent_params, func=func)
+    return revealed_gradient(w, sent, lr=lr, mask=mask, func=func)
+
+
+def revealed_gradient(
+    w: dict[str, torch.Tensor],
+    sent: dict[str, torch.Tensor],
+    *,
+    lr: float,
+    mask: Mask | None,
+    func: str,
+) -> dict[str, torch.Tensor]:
+    """:func:`pseudo_gradient` of weights that :func:`sims.attacks.checks.check_param_dict`
+    already returned and a checked ``lr``; only the layouts are checked here."""
     check_same_layout("global_params", w, "sent_params", sent, func=func)
     revealed = {name: (w[name] - sent[name].to(w[name].device)) / lr for name in w}
     if mask is None:

@@ -31,7 +31,9 @@ from bounds.validation import check_int
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _DEFAULT_THRESHOLD_BYTES = 128 * 1024
-_MMAP_THRESHOLD_BYTES = 32 * 2**20  # glibc's largest allowed value on 64-bit
+#: The largest block glibc serves from its heap under :func:`cpu_tuning` (glibc's largest
+#: allowed mmap threshold on 64-bit, mallopt(3)); larger blocks are mapped afresh.
+MMAP_THRESHOLD_BYTES = 32 * 2**20
 _TRIM_THRESHOLD_BYTES = 2**30
 
 
@@ -69,7 +71,7 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
     if threads is not None and threads != previous:
         torch.set_num_threads(threads)
     if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
+        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
         mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_BYTES)
     try:
         yield

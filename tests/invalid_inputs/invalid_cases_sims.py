@@ -476,6 +476,6 @@ CASES: list[ApiCase | CliCase] = [
     ApiCase(
         "sims-attack-num-classes-not-the-models",
         lambda tmp: _attack_with_classes(11),
-        ["'num_classes'", "invert_gradient", "[10, 10]", "11"],
+        ["'num_classes'", "gradient_inversion", "[10, 10]", "11"],
     ),
 ]

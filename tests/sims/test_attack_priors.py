@@ -85,3 +85,17 @@ def test_isotropic_sum_of_a_flat_image_is_the_epsilon_term_with_a_finite_gradien
 def test_total_variation_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
         total_variation(_images((1, 1, 3, 3)), "l1")
+
+
+def test_anisotropic_mean_by_rows_is_the_tv_of_each_row():
+    """``rows=True`` on a stack ``(N, B, C, H, W)``: row n's value is the TV of batch n
+    alone (the loop), so rows of different content must give different values."""
+    images = _images((3, 2, 1, 4, 6))
+    tv = total_variation(images, "anisotropic_mean", rows=True)
+    assert tv.shape == (3,)
+    assert tv.tolist() == pytest.approx([_anisotropic_loop(row) for row in images], rel=1e-12)
+
+
+def test_rows_is_refused_with_the_isotropic_sum():
+    with pytest.raises(ValueError, match="'rows' parameter of total_variation"):
+        total_variation(_images((2, 1, 3, 3)), "isotropic_sum", rows=True)

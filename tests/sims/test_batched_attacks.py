@@ -181,8 +181,10 @@ def test_batched_backtracking_lbfgs_rows_are_independent_and_match_sequential(
 ):
     """The L-BFGS of "lbfgs_backtracking" on 4 stacked problems.
 
-    * Rows do not interact: reversing the order of the attacks gives bit-identical
-      results (the batched kernels are the same, only the rows move).
+    * Rows do not interact: replacing the other attacks leaves an attack's result
+      bit-identical. (Moving it to another row need not: CPU ``bmm`` can round a
+      batch entry differently at another position, measured with plain ``torch.bmm``
+      of (1, 64) x (64, 10) entries, so the row stays in place.)
     * One iteration (a gradient step) equals the one-at-a-time run to round-off
       (measured 1.5e-8; atol 1e-6). From the second iteration on the step is scaled by
       ``s.y / y.y`` of a tiny first step, about 1e3 here, and the line search may halve
@@ -202,9 +204,12 @@ def test_batched_backtracking_lbfgs_rows_are_independent_and_match_sequential(
 
     kwargs["config"] = replace(config, iterations=100)
     full = sgi_attack_batched(model, weights, sent, labels=labels, **kwargs)
-    reversed_ = sgi_attack_batched(model, weights, sent[::-1], labels=labels[::-1], **kwargs)
-    for a, b in zip(full, reversed_[::-1], strict=True):
-        assert torch.equal(a.images, b.images) and a.iterations == b.iterations
+    rotated = [0, 2, 3, 1]  # attack 0 keeps row 0, every other row changes
+    others = sgi_attack_batched(
+        model, weights, [sent[k] for k in rotated], labels=[labels[k] for k in rotated], **kwargs
+    )
+    assert torch.equal(full[0].images, others[0].images)
+    assert full[0].iterations == others[0].iterations
     one = sgi_attack(model, weights, sent[0], labels=labels[0], **kwargs)
     scores = [psnr(digits.images[k : k + 1], r.images) for k, r in enumerate(full)]
     scores.append(psnr(digits.images[:1], one.images))

@@ -1,0 +1,140 @@
+"""The dummy gradients of sims.attacks.objectives against torch.func's own.
+
+Both ways of computing the dummy gradient, one problem by a bound copy of the model
+(:func:`single_gradient`) and N problems by ``vmap(grad(...))`` (:func:`stacked_gradient`),
+are compared with ``torch.func.grad`` of ``cross_entropy(functional_call(model, w, x), y)``
+one problem at a time, in float64 (rtol 1e-12: the same operations, only the kernels'
+batching differs), at a masked evaluation point unlike the model's own weights, and
+differentiated once more with respect to the images.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+from torch.func import functional_call, grad
+
+from sims.attacks import AttackConfig, objectives
+from sims.attacks.objectives import (
+    attack_objective,
+    grad_and_value,
+    single_gradient,
+    stacked_gradient,
+)
+from sims.pruning.mask import random_mask
+
+RTOL, ATOL = 1e-12, 1e-14  # float64 round-off of the same operations, batched or not
+
+
+def _probe(g, images):
+    """d/d images of a fixed non-uniform linear function of the gradients ``g`` (a
+    leading row dimension), so that every coordinate's second derivative counts."""
+    probe = sum(
+        (t * torch.cos(torch.arange(t[0].numel(), dtype=t.dtype)).reshape(t.shape[1:])).sum()
+        for t in g.values()
+    )
+    return torch.autograd.grad(probe, images)[0]
+
+
+def _reference(model, point, images, probs):
+    """d CE / d point by torch.func.grad for one problem, and :func:`_probe` of it."""
+    images = images.detach().requires_grad_()
+
+    def cross_entropy(p):
+        return nn.functional.cross_entropy(functional_call(model, p, (images,)), probs)
+
+    g = grad(cross_entropy)(point)
+    dx = _probe({n: t[None] for n, t in g.items()}, images)
+    return {n: t.detach() for n, t in g.items()}, dx
+
+
+@pytest.fixture(scope="module")
+def model64(model):
+    return copy.deepcopy(model).double()
+
+
+@pytest.fixture(scope="module")
+def problems(model64, digits):
+    """Three one-image problems at two masked points (rows 0 and 2 share one)."""
+    weights = {n: t.detach() for n, t in model64.named_parameters()}
+    points = [random_mask(weights, 0.5, seed=s).apply(weights) for s in (1, 2, 1)]
+    images = digits.images[:3].double().unsqueeze(1)  # (3, 1, 1, 8, 8)
+    probs = nn.functional.one_hot(digits.labels[:3], 10).double().unsqueeze(1)
+    return points, images, probs
+
+
+def test_single_gradient_equals_torch_func_and_leaves_the_model_alone(model64, problems):
+    points, images, probs = problems
+    before = {n: (p, p.detach().clone()) for n, p in model64.named_parameters()}
+    gradient = single_gradient(model64, points[0])
+    x = images[:1].clone().requires_grad_()
+    g = gradient({n: t[None] for n, t in points[0].items()}, x, probs[:1], 0)
+    expected, expected_dx = _reference(model64, points[0], images[0], probs[0])
+    for n, t in expected.items():
+        torch.testing.assert_close(g[n], t, rtol=RTOL, atol=ATOL)
+    dx = _probe({n: t[None] for n, t in g.items()}, x)
+    torch.testing.assert_close(dx[0], expected_dx, rtol=RTOL, atol=ATOL)
+    for n, p in model64.named_parameters():
+        assert p is before[n][0] and torch.equal(p, before[n][1]) and p.grad is None
+
+
+def test_single_gradient_at_a_later_local_step_uses_the_given_point(model64, problems):
+    """From step 1 on the point is ``at`` (computed from the images), not the bound one."""
+    points, images, probs = problems
+    gradient = single_gradient(model64, points[0])
+    x = images[:1].clone().requires_grad_()
+    g = gradient({n: t[None] for n, t in points[1].items()}, x, probs[:1], 1)
+    expected, _ = _reference(model64, points[1], images[0], probs[0])
+    for n, t in expected.items():
+        torch.testing.assert_close(g[n], t, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_stacked_gradient_rows_equal_one_problem_each(model64, problems, shared):
+    """Rows at one shared point (an expanded view, passed to vmap once) or at their own
+    points (stacked); each row is its own problem, images gradient included."""
+    points, images, probs = problems
+    rows = [points[0]] * 3 if shared else points
+    if shared:
+        at = {n: t.expand(3, *t.shape) for n, t in points[0].items()}
+    else:
+        at = {n: torch.stack([p[n] for p in points]) for n in points[0]}
+    x = images.clone().requires_grad_()
+    g = stacked_gradient(model64)(at, x, probs, 0)
+    dx = _probe(g, x)
+    for k in range(3):
+        expected, expected_dx = _reference(model64, rows[k], images[k], probs[k])
+        for n, t in expected.items():
+            torch.testing.assert_close(g[n][k], t, rtol=RTOL, atol=ATOL)
+        torch.testing.assert_close(dx[k], expected_dx, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("loss", ["l2", "cosine_tv"])
+def test_matching_loss_is_the_same_in_one_piece_or_one_piece_per_tensor(
+    model64, problems, monkeypatch, loss
+):
+    """The pieces only regroup the sum: every tensor alone (a 1-byte limit) and all in one
+    piece (no limit) give the same objective and image gradient, on masked rows with
+    their own targets."""
+    points, images, probs = problems
+    point = {n: t.expand(3, *t.shape) for n, t in points[0].items()}
+    generator = torch.Generator().manual_seed(3)
+    width = sum(t.numel() for t in points[0].values())
+    target = torch.randn(3, width, generator=generator, dtype=torch.float64)
+    keep = (torch.rand(width, generator=generator) > 0.5).double().expand(3, width)
+    target = target * keep
+    energy = (target * target).sum(1)
+    config = AttackConfig(loss=loss, optimizer="adam", tv_weight=1e-2)
+    objective = attack_objective(stacked_gradient(model64), config, local_steps=1, client_lr=0.1)
+    results = []
+    for limit in (1, 2**40):
+        monkeypatch.setattr(objectives, "CONCAT_BYTES", limit)
+        grads, (value, matching) = grad_and_value(objective)(
+            [images], point, target, energy, keep, probs
+        )
+        results.append((grads[0], value, matching))
+    for one, many in zip(*results, strict=True):
+        torch.testing.assert_close(one, many, rtol=RTOL, atol=ATOL)
