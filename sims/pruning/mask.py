@@ -144,7 +144,10 @@ class Mask:
         return {name: params[name] * self.keep[name].to(params[name].device) for name in self.keep}
 
     def to(self, device: str | torch.device) -> Mask:
-        """The same mask with its tensors on ``device``."""
+        """The same mask with its tensors on ``device`` (``self`` when they all are)."""
+        device = torch.device(device)
+        if all(t.device == device for t in self.keep.values()):
+            return self
         return Mask({name: t.to(device) for name, t in self.keep.items()})
 
     def flatten(self) -> torch.Tensor:

@@ -146,3 +146,9 @@ def test_magnitude_mask_names_exactly_the_non_finite_weights(params):
         match=r"finite values\. Got NaN or infinite entries in \['features\.3\.weight'\]",
     ):
         magnitude_mask(broken, 0.5)
+
+
+def test_mask_to_its_own_device_is_the_mask_itself(params):
+    mask = random_mask(params, 0.5, seed=0)
+    assert mask.to("cpu") is mask
+    assert mask.to(torch.device("cpu")).equals(mask)
