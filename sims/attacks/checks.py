@@ -15,17 +15,17 @@ from torch import nn
 
 from bounds.validation import check_int
 from sims.attacks.config import AttackConfig
-from sims.core.functional import check_lr
+from sims.core.functional import check_lr, non_finite_names
 
 
 def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]:
     """``params`` as a dict of detached tensors, after checking it is a non-empty mapping
     of names to finite floating-point tensors.
 
-    The finiteness check reads every entry once (one ``aminmax`` per tensor, which
-    propagates NaN and shows an infinity) and synchronises with the device once per
-    dict. Callers check each dict once per attack and pass the result on: the internal
-    steps of an attack take checked dicts and do not scan them again.
+    The finiteness check reads every entry once and synchronises with the device once
+    per dict and device (:func:`sims.core.functional.non_finite_names`). Callers check
+    each dict once per attack and pass the result on: the internal steps of an attack
+    take checked dicts and do not scan them again.
     """
     if not isinstance(params, Mapping) or not params:
         raise ValueError(
@@ -39,19 +39,12 @@ def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]
                 f"Got {getattr(tensor, 'dtype', type(tensor).__name__)} for {key!r} instead."
             )
     params = {key: tensor.detach() for key, tensor in params.items()}
-    scanned = [key for key, tensor in params.items() if tensor.numel()]
-    if scanned:
-        device = params[scanned[0]].device
-        extremes = torch.stack(
-            [torch.stack(torch.aminmax(params[key])).to(device, torch.float64) for key in scanned]
+    bad = non_finite_names(params)
+    if bad:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be finite. "
+            f"Got NaN or infinite entries in {bad[0]!r} instead."
         )
-        finite = torch.isfinite(extremes).all(dim=1).tolist()
-        if not all(finite):
-            bad = [key for key, ok in zip(scanned, finite, strict=True) if not ok]
-            raise ValueError(
-                f"The '{name}' parameter of {func} must be finite. "
-                f"Got NaN or infinite entries in {bad[0]!r} instead."
-            )
     return params
 
 

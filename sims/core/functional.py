@@ -29,6 +29,27 @@ def check_lr(name: str, value, *, func: str) -> float:
     return check_real(name, value, func=func, low=0, high=MAX_LR, low_inclusive=False)
 
 
+def non_finite_names(tensors: Mapping[str, torch.Tensor]) -> list[str]:
+    """Names of the floating-point tensors of ``tensors`` holding a NaN or an infinity, in
+    order.
+
+    Each tensor is read once (``torch.aminmax``, which propagates NaN and shows an
+    infinity as an extreme) and the results are read back with one device-to-host copy
+    per device rather than one per tensor: the checks run on every client round and
+    every attack.
+    """
+    extremes: dict[torch.device, list[tuple[str, torch.Tensor]]] = {}
+    for name, tensor in tensors.items():
+        if tensor.is_floating_point() and tensor.numel():
+            pair = torch.stack(torch.aminmax(tensor))
+            extremes.setdefault(tensor.device, []).append((name, pair))
+    bad = set()
+    for group in extremes.values():
+        finite = torch.isfinite(torch.stack([pair for _, pair in group])).all(dim=1).tolist()
+        bad.update(name for (name, _), ok in zip(group, finite, strict=True) if not ok)
+    return [name for name in tensors if name in bad]
+
+
 def check_batch(model: nn.Module, images, labels, *, func: str) -> None:
     """Raise ValueError unless ``images`` is a finite float ``(B, C, H, W)`` batch matching
     ``model.input_shape`` (when the model records one), B >= 1, and ``labels`` is an

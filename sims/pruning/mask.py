@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_int, check_real
+from sims.core.functional import non_finite_names
 from sims.core.runtime import check_seed
 
 
@@ -49,10 +50,7 @@ def _all_true(flags: list[torch.Tensor]) -> bool:
 def _check_finite(name: str, tensors: Mapping[str, torch.Tensor], names, func: str) -> None:
     """Refuse NaN or infinite entries in ``tensors[n]`` for ``n`` in ``names``: a NaN has no
     rank, so a mask ranked by them would be arbitrary."""
-    names = list(names)
-    if _all_true([torch.isfinite(tensors[n]).all() for n in names]):
-        return
-    bad = [n for n in names if not bool(torch.isfinite(tensors[n]).all())]
+    bad = non_finite_names({n: tensors[n] for n in names})
     if bad:
         raise ValueError(
             f"The '{name}' parameter of {func} must contain only finite values. "

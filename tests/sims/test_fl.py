@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from sims.core.functional import batch_gradient
+from sims.core.functional import batch_gradient, non_finite_names
 from sims.fl.client import client_update
 from sims.models import conv_net
 from sims.pruning.mask import random_mask
@@ -117,3 +117,18 @@ def test_client_update_rejects_bad_input(setup, override, match):
     mask = random_mask(params, 0.5, seed=0)
     with pytest.raises(ValueError, match=match):
         client_update(model, params, mask, args.pop("images"), args.pop("labels"), **args)
+
+
+def test_non_finite_names_agree_with_a_loop_over_isfinite():
+    tensors = {
+        "nan": torch.tensor([1.0, float("nan"), 2.0]),
+        "fine": torch.randn(3, 4),
+        "minus_inf": torch.tensor([[float("-inf"), 0.0]]),
+        "empty": torch.zeros(0),
+        "counts": torch.arange(3),
+        "plus_inf": torch.tensor(float("inf"), dtype=torch.float64),
+    }
+    expected = [n for n, t in tensors.items() if not bool(torch.isfinite(t).all())]
+    assert expected == ["nan", "minus_inf", "plus_inf"]
+    assert non_finite_names(tensors) == expected
+    assert non_finite_names({"fine": tensors["fine"]}) == []
