@@ -236,13 +236,12 @@ def _weight_gram(layer: _Layer, flags: torch.Tensor) -> torch.Tensor:
     a64, d64 = a[:, 0].to(torch.float64), delta[:, 0].to(torch.float64)
     pruned = int((~flags).sum())
     kept = flags.numel() - pruned
-    if pruned == 0:
-        return (d64 @ d64.T) * (a64 @ a64.T)
     if min(kept, pruned) > FORMED_FRACTION * flags.numel():
         return _paired_gram(a64, d64, flags)
     if kept <= pruned:
         return _formed_gram(layer, flags)
-    return (d64 @ d64.T) * (a64 @ a64.T) - _formed_gram(layer, ~flags)
+    factorised = (d64 @ d64.T) * (a64 @ a64.T)
+    return factorised - _formed_gram(layer, ~flags) if pruned else factorised
 
 
 def _vmap_gradients(model, params, images, labels, names) -> dict[str, torch.Tensor]:
