@@ -39,7 +39,11 @@ PAPERS = {
 
 @dataclass(frozen=True, eq=False)
 class Claim:
-    """One statement of a paper and the checks that test it (all must hold)."""
+    """One statement of a paper and the checks that test it (all must hold).
+
+    ``corrected`` is the statement that holds instead, for a claim whose verdict is
+    ``fails`` (it is reported with the counterexample) or ``holds-on-domain``.
+    """
 
     id: str
     paper: str
@@ -47,6 +51,7 @@ class Claim:
     statement: str
     checks: tuple
     notes: str = ""
+    corrected: str = ""
 
     def __post_init__(self):
         if self.paper not in PAPERS:
