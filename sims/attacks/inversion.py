@@ -16,7 +16,7 @@ sequential reference of a batched run is :func:`invert_gradient` with the same
 optimiser and seed: the same objective on one row, which differs only in how the dummy
 gradients are computed (:func:`sims.attacks.objectives.single_gradient`, a plain
 forward of the model, against :func:`sims.attacks.objectives.stacked_gradient`,
-``torch.func.vmap``), so the two differ only by the round-off of the batched kernels,
+batched per-layer products or ``torch.func.vmap``), so the two differ only by the round-off of the batched kernels,
 which sign-based Adam and L-BFGS's accept/reject decisions can amplify into a
 different trajectory (``tests/sims/test_batched_attacks.py`` states the tolerances).
 
@@ -27,7 +27,9 @@ every step then maps and page-faults them afresh, while K sequential runs reuse 
 blocks. :func:`invert_gradient_batched` therefore splits the attacks into chunks whose
 largest stacked tensor fits such a block and runs a chunk of one as the sequential
 attack; on a GPU (whose caching allocator reuses blocks) all attacks form one chunk
-(``benchmarks/bench_attacks.py`` measures both sides on a small and a large model).
+(``benchmarks/bench_attacks.py`` measures both sides on a small and a large model). A
+model whose ``vmap`` second derivatives are wrong (:func:`vmap_differentiates`) runs
+its attacks one at a time as well.
 """
 
 from __future__ import annotations
@@ -232,6 +234,15 @@ def _row_value(items: list, repeat: int, rows: int):
     return torch.stack(items).repeat_interleave(repeat, dim=0)
 
 
+def vmap_differentiates(model: nn.Module) -> bool:
+    """Whether ``torch.func.vmap(grad(...))`` of ``model`` is differentiable once more with
+    respect to its inputs. Not with an affine ``nn.LayerNorm``: the batching rule of its
+    backward gets the second derivative wrong (torch 2.13; pytorch/functorch#534; relative
+    error up to 0.8 in ``tests/sims/test_attack_objectives.py``), so batched attacks on
+    such a model run one at a time."""
+    return not any(isinstance(m, nn.LayerNorm) and m.elementwise_affine for m in model.modules())
+
+
 def chunk_size(point: Mapping[str, torch.Tensor], rows_per_attack: int, count: int) -> int:
     """How many attacks :func:`invert_gradient_batched` stacks at once (module docstring).
 
@@ -356,6 +367,9 @@ def invert_checked_batched(
     ]
     if chunk is None:
         chunk = chunk_size(problems[0].point, config.restarts, count)
+    if chunk > 1 and not vmap_differentiates(model):
+        logger.info("%s: the model has an affine LayerNorm; attacks run one at a time", func)
+        chunk = 1
     shape = (batch_shape, num_classes, config)
     steps = {"local_steps": local_steps, "client_lr": client_lr}
     if chunk == 1:
@@ -368,11 +382,11 @@ def invert_checked_batched(
         for p in problems:
             if p.keep is None:
                 p.keep = torch.ones_like(p.target)
-    objective = attack_objective(stacked_gradient(model), config, **steps)
     results = []
     for start in range(0, count, chunk):
         results += _solve_stacked(
-            objective,
+            model,
+            steps,
             problems[start : start + chunk],
             seeds[start : start + chunk],
             *shape,
@@ -383,12 +397,14 @@ def invert_checked_batched(
 
 
 def _solve_stacked(
-    objective, problems, seeds, batch_shape, num_classes, config, *, first: int, func: str
+    model, steps, problems, seeds, batch_shape, num_classes, config, *, first: int, func: str
 ) -> list[AttackResult]:
     """The attacks ``problems`` (numbered from ``first`` in errors), their restarts as
-    rows, as one computation: one :class:`AttackResult` per attack."""
+    rows, as one computation: one :class:`AttackResult` per attack. ``steps`` holds
+    ``local_steps`` and ``client_lr``."""
     count, restarts = len(problems), config.restarts
     args = _rows([p.arguments() for p in problems], restarts)
+    objective = attack_objective(stacked_gradient(model, args[0]), config, **steps)
     gradient_and_value = grad_and_value(objective)
     initial = []
     for seed in seeds:

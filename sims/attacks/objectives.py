@@ -29,11 +29,13 @@ weights enter the forward pass:
   evaluation point's tensors as leaves, called directly, and
   ``torch.autograd.grad(..., create_graph=True)``, the way a plain inverting-gradients
   loop runs (``torch.func.functional_call`` would re-bind the weights on every call);
-* N problems (:func:`stacked_gradient`): per-row gradients by
-  ``torch.func.vmap(torch.func.grad(...))``, a point shared by all rows passed once, so
-  that its layers run as single matrix products for all rows. Only the forward pass
-  and the first derivative go through the transforms; the objective on top of them and
-  its derivative are ordinary tensor operations.
+* N problems (:func:`stacked_gradient`): at a point shared by all rows, one forward of
+  all rows' images through a copy of the model bound to it, and each linear or
+  convolutional layer's per-row weight gradient as one batched product of its output
+  gradients and inputs; otherwise per-row gradients by
+  ``torch.func.vmap(torch.func.grad(...))``, a shared point passed once. Either way the
+  objective on top of the dummy gradients and its derivative are ordinary tensor
+  operations.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from torch.func import functional_call, grad, vmap
 
 from sims.attacks.config import AttackConfig
 from sims.attacks.priors import total_variation
+from sims.core.per_sample import layer_inputs, layer_output_grads, layer_owners, run_recorded
 
 #: Largest concatenation of flattened gradients per row in the matching loss
 #: (:func:`_pieces`): about a core's L2 cache, where a copy costs less than the autograd
@@ -117,6 +120,15 @@ def _cross_entropy(model: nn.Module):
     return cross_entropy
 
 
+def _bound_copy(model: nn.Module, point: dict[str, torch.Tensor], *, requires_grad: bool):
+    """A copy of ``model`` whose parameters share ``point``'s storage (``model`` itself is
+    not touched), and those parameters by name."""
+    leaves = {n: nn.Parameter(t.detach(), requires_grad=requires_grad) for n, t in point.items()}
+    named = dict(model.named_parameters())
+    bound = copy.deepcopy(model, memo={id(named[n]): p for n, p in leaves.items() if n in named})
+    return leaves, bound
+
+
 def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     """Dummy gradients of one problem (N = 1 row) whose evaluation point is ``point``.
 
@@ -125,13 +137,10 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     own shape: the row dimension of 1 is left to the objective's reshapes and
     broadcasting (an autograd node fewer per tensor). At ``step`` 0, ``at`` is
     ``point``: the forward runs a copy of ``model`` whose parameters share ``point``'s
-    storage as leaf tensors (built once here; ``model`` itself is not touched). Later
-    local steps evaluate at tensors that depend on the images, by ``functional_call``
-    on the copy.
+    storage as leaf tensors (built once here). Later local steps evaluate at tensors
+    that depend on the images, by ``functional_call`` on the copy.
     """
-    leaves = {n: nn.Parameter(t.detach()) for n, t in point.items()}
-    named = dict(model.named_parameters())
-    bound = copy.deepcopy(model, memo={id(named[n]): p for n, p in leaves.items() if n in named})
+    leaves, bound = _bound_copy(model, point, requires_grad=True)
     cross_entropy = _cross_entropy(bound)
 
     def gradient(at, images, label_probs, step: int):
@@ -148,19 +157,15 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     return gradient
 
 
-def stacked_gradient(model: nn.Module):
-    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
-    as in :func:`single_gradient`, every tensor with a leading row dimension N, by
-    ``vmap(grad(cross_entropy))``. A tensor shared by all rows enters as an expanded view
-    (row stride 0; the shared evaluation point) and is passed to ``vmap`` once
-    (``in_dims=None``), so that its layers run as one matrix product for all rows; the
-    result stays differentiable by ``torch.autograd`` with respect to the images."""
+def _vmapped_gradient(model: nn.Module):
+    """:func:`stacked_gradient` by ``vmap(grad(cross_entropy))``, for any model and points."""
     gradient_of = grad(_cross_entropy(model))
 
     def unbatched(t: torch.Tensor):
         return (t[0], None) if t.stride(0) == 0 else (t, 0)
 
     def gradient(at, images, label_probs, step: int):
+        del step
         at = {n: unbatched(t) for n, t in at.items()}
         label_probs, probs_dim = unbatched(label_probs)
         dims = ({n: d for n, (_, d) in at.items()}, 0, probs_dim)
@@ -168,6 +173,64 @@ def stacked_gradient(model: nn.Module):
             return vmap(gradient_of, in_dims=dims)(
                 {n: t for n, (t, _) in at.items()}, images, label_probs
             )
+
+    return gradient
+
+
+def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
+    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
+    as in :func:`single_gradient`, every tensor with a leading row dimension N, for the
+    rows' evaluation points ``point`` (a tensor shared by all rows enters as an expanded
+    view, row stride 0). The result stays differentiable by ``torch.autograd`` with
+    respect to the images.
+
+    When every row shares ``point`` and every parameter belongs to a linear or
+    convolutional layer that runs once per image
+    (:func:`sims.core.per_sample.run_recorded`), the N x B images go through one copy of
+    the model bound to the point, the loss gradient at each layer's output is taken once
+    (``create_graph``), and row n's weight gradient is the sum over its images and
+    positions of output gradient times input, ``sum_t delta_t a_t^T`` (Goodfellow 2015;
+    the per-sample gradients of :mod:`sims.core.per_sample`, summed per row): one batched
+    matrix product per layer. Otherwise (rows with their own points, later local steps,
+    other layers) ``vmap(grad(cross_entropy))``, a shared tensor passed to ``vmap`` once
+    (``in_dims=None``) so that its layers still run as one matrix product for all rows.
+    """
+    vmapped = _vmapped_gradient(model)
+    if not all(t.stride(0) == 0 for t in point.values()):
+        return vmapped
+    leaves, bound = _bound_copy(model, {n: t[0] for n, t in point.items()}, requires_grad=False)
+    owners = layer_owners(bound, leaves)
+    layered = True
+
+    def gradient(at, images, label_probs, step: int):
+        nonlocal layered
+        if step > 0 or not layered:
+            return vmapped(at, images, label_probs, step)
+        rows, batch = images.shape[:2]
+        flat = images.flatten(0, 1)
+        with torch.enable_grad():
+            if not flat.requires_grad:
+                flat = flat.detach().requires_grad_()
+            logits, once = run_recorded(owners, lambda: bound(flat), rows * batch)
+            layered = {n for m in once for n in owners[m] if n is not None} == set(at)
+            if not layered:
+                return vmapped(at, images, label_probs, step)
+            probs = label_probs.expand(rows, *label_probs.shape[1:]).flatten(0, 1)
+            loss = nn.functional.cross_entropy(logits, probs, reduction="sum") / batch
+            outputs = [output for _, output in once.values()]
+            deltas = torch.autograd.grad(loss, outputs, create_graph=True, allow_unused=True)
+        grads = {}
+        for (module, (inputs, output)), delta in zip(once.items(), deltas, strict=True):
+            a = layer_inputs(module, inputs)
+            d = layer_output_grads(module, torch.zeros_like(output) if delta is None else delta)
+            a = a.reshape(rows, -1, a.shape[-1])
+            d = d.reshape(rows, -1, d.shape[-1])
+            weight, bias = owners[module]
+            if weight is not None:
+                grads[weight] = torch.bmm(d.transpose(1, 2), a).reshape(at[weight].shape)
+            if bias is not None:
+                grads[bias] = d.sum(1)
+        return {n: grads[n] for n in at}
 
     return gradient
 

@@ -87,7 +87,7 @@ def _supported(module: nn.Module) -> bool:
     )
 
 
-def _patches(module: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+def layer_inputs(module: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
     """The layer's input as ``(n, T, in)``: its positions for a linear layer, its unfolded
     patches (channel, then kernel row, then kernel column, like ``weight.view(out, -1)``)
     for a convolution."""
@@ -104,7 +104,7 @@ def _patches(module: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
     return unfolded.transpose(1, 2)
 
 
-def _positions(module: nn.Module, output_grads: torch.Tensor) -> torch.Tensor:
+def layer_output_grads(module: nn.Module, output_grads: torch.Tensor) -> torch.Tensor:
     """The loss gradient at the layer's output as ``(n, T, out)``."""
     n = output_grads.shape[0]
     if type(module) is nn.Linear:
@@ -112,7 +112,7 @@ def _positions(module: nn.Module, output_grads: torch.Tensor) -> torch.Tensor:
     return output_grads.flatten(2).transpose(1, 2)
 
 
-def _owners(model: nn.Module, params) -> dict[nn.Module, tuple[str | None, str | None]]:
+def layer_owners(model: nn.Module, params) -> dict[nn.Module, tuple[str | None, str | None]]:
     """Supported modules whose weight or bias is in ``params``, with those two names (None
     for one that is not). A parameter shared with another module (tied weights) is left
     out: its gradient sums over the modules that use it."""
@@ -133,15 +133,12 @@ def _owners(model: nn.Module, params) -> dict[nn.Module, tuple[str | None, str |
     return owners
 
 
-def _capture_layers(model, params, images, labels) -> tuple[list[_Layer], list[str]]:
-    """One forward and backward pass of the summed per-sample losses, recording every
-    supported layer's input and output gradient. Returns the layers and the names of
-    the parameters they do not cover (left to :func:`_vmap_gradients`).
-
-    A layer counts only if it ran exactly once and batch-first (the first dimension of
-    its input and output is the sample): a second call sums two gradients, and a layer
-    that sees reshaped samples mixes them."""
-    owners = _owners(model, params)
+def run_recorded(owners, forward, n: int):
+    """``forward()`` with every module of ``owners`` recorded: returns its result and
+    ``{module: (input, output)}`` for the modules that ran exactly once and batch-first
+    (the first dimension of their input and output is the ``n`` samples). A second call
+    would sum two gradients, and a layer that sees reshaped samples mixes them, so the
+    others are left out."""
     calls: dict[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]] = {m: [] for m in owners}
 
     def record(module, args, output):
@@ -149,17 +146,28 @@ def _capture_layers(model, params, images, labels) -> tuple[list[_Layer], list[s
 
     handles = [module.register_forward_hook(record) for module in owners]
     try:
-        inputs = {name: t.detach().requires_grad_() for name, t in params.items()}
-        logits = functional_call(model, inputs, (images,))
+        result = forward()
     finally:
         for handle in handles:
             handle.remove()
-    n = images.shape[0]
     once = {
         module: c[0]
         for module, c in calls.items()
         if len(c) == 1 and c[0][0].shape[0] == n and c[0][1].shape[0] == n
     }
+    return result, once
+
+
+def _capture_layers(model, params, images, labels) -> tuple[list[_Layer], list[str]]:
+    """One forward and backward pass of the summed per-sample losses, recording every
+    supported layer's input and output gradient (:func:`run_recorded`). Returns the
+    layers and the names of the parameters they do not cover (left to
+    :func:`_vmap_gradients`)."""
+    owners = layer_owners(model, params)
+    inputs = {name: t.detach().requires_grad_() for name, t in params.items()}
+    logits, once = run_recorded(
+        owners, lambda: functional_call(model, inputs, (images,)), images.shape[0]
+    )
     covered = {name for m in once for name in owners[m] if name is not None}
     loss = nn.functional.cross_entropy(logits, labels, reduction="sum")
     outputs = [output for _, output in once.values()]
@@ -167,8 +175,8 @@ def _capture_layers(model, params, images, labels) -> tuple[list[_Layer], list[s
     layers = [
         _Layer(
             *owners[module],
-            inputs=_patches(module, layer_input.detach()),
-            output_grads=_positions(module, torch.zeros_like(out) if g is None else g),
+            inputs=layer_inputs(module, layer_input.detach()),
+            output_grads=layer_output_grads(module, torch.zeros_like(out) if g is None else g),
         )
         for (module, (layer_input, out)), g in zip(once.items(), output_grads, strict=True)
     ]

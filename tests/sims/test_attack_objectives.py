@@ -1,16 +1,18 @@
 """The dummy gradients of sims.attacks.objectives against torch.func's own.
 
-Both ways of computing the dummy gradient, one problem by a bound copy of the model
-(:func:`single_gradient`) and N problems by ``vmap(grad(...))`` (:func:`stacked_gradient`),
-are compared with ``torch.func.grad`` of ``cross_entropy(functional_call(model, w, x), y)``
-one problem at a time, in float64 (rtol 1e-12: the same operations, only the kernels'
-batching differs), at a masked evaluation point unlike the model's own weights, and
-differentiated once more with respect to the images.
+Every way of computing the dummy gradient, one problem by a bound copy of the model
+(:func:`single_gradient`) and N problems (:func:`stacked_gradient`: per-layer products at
+a shared point, ``vmap(grad(...))`` otherwise), is compared with ``torch.func.grad`` of
+``cross_entropy(functional_call(model, w, x), y)`` one problem at a time, in float64
+(rtol 1e-12: the same operations, only the kernels' batching differs), at a masked
+evaluation point unlike the model's own weights, and differentiated once more with
+respect to the images.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 import torch
@@ -18,6 +20,7 @@ from torch import nn
 from torch.func import functional_call, grad
 
 from sims.attacks import AttackConfig, objectives
+from sims.attacks.inversion import invert_gradient, invert_gradient_batched, vmap_differentiates
 from sims.attacks.objectives import (
     attack_objective,
     grad_and_value,
@@ -92,24 +95,100 @@ def test_single_gradient_at_a_later_local_step_uses_the_given_point(model64, pro
         torch.testing.assert_close(g[n], t, rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("shared", [True, False])
-def test_stacked_gradient_rows_equal_one_problem_each(model64, problems, shared):
-    """Rows at one shared point (an expanded view, passed to vmap once) or at their own
-    points (stacked); each row is its own problem, images gradient included."""
-    points, images, probs = problems
-    rows = [points[0]] * 3 if shared else points
+def _rows_at(points, shared: bool):
+    """The rows' evaluation points: ``points[0]`` expanded (shared) or all stacked."""
     if shared:
-        at = {n: t.expand(3, *t.shape) for n, t in points[0].items()}
-    else:
-        at = {n: torch.stack([p[n] for p in points]) for n in points[0]}
+        return {n: t.expand(len(points), *t.shape) for n, t in points[0].items()}
+    return {n: torch.stack([p[n] for p in points]) for n in points[0]}
+
+
+def _no_vmap(*args, **kwargs):
+    raise AssertionError("the layer path of stacked_gradient must not call vmap")
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("shared", [True, False])
+def test_stacked_gradient_rows_equal_one_problem_each(
+    model64, problems, digits, shared, batch, monkeypatch
+):
+    """Rows at one shared point (the layer path: vmap is forbidden) or at their own points
+    (stacked; vmap), one or two images per row with soft labels; each row is its own
+    problem, images gradient included."""
+    points, _, _ = problems
+    rows = [points[0]] * 3 if shared else points
+    images = digits.images[: 3 * batch].double().reshape(3, batch, 1, 8, 8)
+    logits = torch.randn(3, batch, 10, generator=torch.Generator().manual_seed(5))
+    probs = torch.softmax(logits.double(), dim=-1)
+    if shared:
+        monkeypatch.setattr(objectives, "vmap", _no_vmap)
     x = images.clone().requires_grad_()
-    g = stacked_gradient(model64)(at, x, probs, 0)
+    g = stacked_gradient(model64, _rows_at(points, shared))(_rows_at(points, shared), x, probs, 0)
     dx = _probe(g, x)
     for k in range(3):
         expected, expected_dx = _reference(model64, rows[k], images[k], probs[k])
         for n, t in expected.items():
             torch.testing.assert_close(g[n][k], t, rtol=RTOL, atol=ATOL)
         torch.testing.assert_close(dx[k], expected_dx, rtol=RTOL, atol=ATOL)
+
+
+def _normalised_model(norm: nn.Module) -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3), nn.Tanh(), norm, nn.Flatten(), nn.Linear(144, 10)
+    ).double()
+
+
+def _rows_match_reference(model, point, images, probs, g, dx) -> bool:
+    """Whether every row's gradient and image derivative equal the per-problem reference."""
+    for k in range(images.shape[0]):
+        expected, expected_dx = _reference(model, point, images[k], probs[k])
+        close = [torch.allclose(g[n][k], t, rtol=RTOL, atol=ATOL) for n, t in expected.items()]
+        if not all(close) or not torch.allclose(dx[k], expected_dx, rtol=RTOL, atol=ATOL):
+            return False
+    return True
+
+
+def test_stacked_gradient_falls_back_to_vmap_for_other_layers(problems):
+    """A normalisation layer's parameters are not a linear map's: the rows' gradients
+    come from vmap and still equal one problem each."""
+    _, images, probs = problems
+    model = _normalised_model(nn.GroupNorm(2, 4))
+    point = {n: t.detach() + 0.1 for n, t in model.named_parameters()}
+    at = _rows_at([point] * 3, shared=True)
+    x = images.clone().requires_grad_()
+    g = stacked_gradient(model, at)(at, x, probs, 0)
+    assert _rows_match_reference(model, point, images, probs, g, _probe(g, x))
+
+
+def test_vmap_second_derivative_of_affine_layer_norm_is_wrong_so_attacks_run_alone(
+    problems, digits
+):
+    """The torch bug that :func:`sims.attacks.inversion.vmap_differentiates` works
+    around: with an affine LayerNorm the vmap gradients are right but their image
+    derivatives are not (if torch fixes it, this test says so). Batched attacks on such
+    a model equal sequential ones exactly: they run one at a time."""
+    _, images, probs = problems
+    model = _normalised_model(nn.LayerNorm([4, 6, 6]))
+    assert not vmap_differentiates(model)
+    assert vmap_differentiates(_normalised_model(nn.LayerNorm([4, 6, 6], elementwise_affine=False)))
+    point = {n: t.detach() + 0.1 for n, t in model.named_parameters()}
+    at = _rows_at([point] * 3, shared=True)
+    x = images.clone().requires_grad_()
+    g = stacked_gradient(model, at)(at, x, probs, 0)
+    assert not _rows_match_reference(model, point, images, probs, g, _probe(g, x))
+
+    labels = [digits.labels[k : k + 1] for k in range(2)]
+    targets = [_reference(model, point, images[k], probs[k])[0] for k in range(2)]
+    config = AttackConfig(optimizer="adam", iterations=5, lr=0.1)
+    common = {"batch_shape": (1, 1, 8, 8), "num_classes": 10}
+    batched = invert_gradient_batched(
+        model, point, targets, labels=labels, seeds=[0, 1], config=config, **common
+    )
+    for k, found in enumerate(batched):
+        alone = invert_gradient(
+            model, point, targets[k], labels=labels[k], config=replace(config, seed=k), **common
+        )
+        assert torch.equal(found.images, alone.images)
 
 
 @pytest.mark.parametrize("loss", ["l2", "cosine_tv"])
@@ -128,7 +207,9 @@ def test_matching_loss_is_the_same_in_one_piece_or_one_piece_per_tensor(
     target = target * keep
     energy = (target * target).sum(1)
     config = AttackConfig(loss=loss, optimizer="adam", tv_weight=1e-2)
-    objective = attack_objective(stacked_gradient(model64), config, local_steps=1, client_lr=0.1)
+    objective = attack_objective(
+        stacked_gradient(model64, point), config, local_steps=1, client_lr=0.1
+    )
     results = []
     for limit in (1, 2**40):
         monkeypatch.setattr(objectives, "CONCAT_BYTES", limit)
