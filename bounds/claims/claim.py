@@ -112,9 +112,13 @@ class ClaimResult:
         return evidence
 
     def to_record(self) -> dict:
-        """The report record: ``id, paper, location, statement, verdict, evidence``."""
+        """The report record: ``id, paper, location, statement, verdict, evidence``; for a
+        claim that fails or holds on a domain also ``counterexample`` (the smallest one the
+        deciding checks found: point, true and claimed values) and ``corrected``, and for
+        one that holds on a domain its ``domain`` (with its ends as functions of the other
+        parameters where the check has them)."""
         c = self.claim
-        return {
+        record = {
             "id": c.id,
             "paper": c.paper_name,
             "location": c.location,
@@ -122,6 +126,16 @@ class ClaimResult:
             "verdict": self.verdict,
             "evidence": self.evidence(),
         }
+        if self.verdict not in (FAILS, HOLDS_ON_DOMAIN):
+            return record
+        deciding = [r for r in self.checks if r.verdict == self.verdict]
+        found = [r.numbers["counterexample"] for r in deciding if "counterexample" in r.numbers]
+        if found:
+            record["counterexample"] = found[0]
+        if self.verdict == HOLDS_ON_DOMAIN:
+            record["domain"] = [r.numbers["domain"] for r in deciding if "domain" in r.numbers]
+        record["corrected"] = c.corrected
+        return record
 
 
 def claim_seed(seed: int, claim_id: str) -> np.random.SeedSequence:

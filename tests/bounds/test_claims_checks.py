@@ -29,6 +29,7 @@ from bounds.claims.checks import (
     SeriesCheck,
     SymbolicCheck,
 )
+from bounds.claims.checks.grid import longest_run
 from bounds.claims.claim import Claim, run_claim
 
 X = Param("x", 0.0, 2.0, points=41)
@@ -82,6 +83,53 @@ def test_grid_domain_is_found_and_refined():
     # x^2 <= x exactly on [0, 1]; bisection pins the boundary far below the grid step 0.05.
     assert domain["high"] == pytest.approx(1.0, abs=1e-8)
     assert domain["text"] == "x <= 1"
+
+
+def test_grid_smallest_counterexample_is_the_violating_point_nearest_the_lower_ends():
+    # x^2 <= x + 0.5 fails for x > (1 + sqrt 3)/2 = 1.366: the smallest violating grid
+    # value is 1.4 (step 0.05), the worst is x = 2.
+    result = _grid(lambda x: x**2, lambda x: x + 0.5, "<=").run()
+    counter = result.numbers["counterexample"]
+    assert counter["point"] == {"x": pytest.approx(1.4)}
+    assert counter["true"] == pytest.approx(1.96) and counter["claimed"] == pytest.approx(1.9)
+    assert counter["violation"] == pytest.approx(0.06)
+    assert result.numbers["worst_point"]["x"] == pytest.approx(2.0)
+    # Two parameters: x * y <= 1 on [0, 2]^2 fails first where x + y is smallest, x = y = 1.05.
+    params = (Param("x", 0.0, 2.0, points=41), Param("y", 0.0, 2.0, points=41))
+    result = _grid(lambda x, y: x * y, lambda x, y: 1 + 0 * x, "<=", params=params).run()
+    point = result.numbers["counterexample"]["point"]
+    assert point["x"] + point["y"] == pytest.approx(2.05)
+    assert point["x"] * point["y"] > 1
+
+
+def test_grid_domain_boundary_is_a_function_of_the_other_parameter():
+    # x <= c holds for x <= c: at each grid value of c the domain of x ends at the last
+    # grid value of x below c (grid step 0.05), and the overall domain is the worst c.
+    params = (Param("x", 0.0, 2.0, points=41), Param("c", 0.5, 1.5, points=5))
+    result = _grid(
+        lambda x, c: x + 0 * c, lambda x, c: c + 0 * x, "<=", params=params, domain_param="x"
+    ).run()
+    domain = result.numbers["domain"]
+    assert domain["high"] == pytest.approx(0.5, abs=1e-8)
+    (boundary,) = domain["boundaries"]
+    assert boundary["param"] == "c" and boundary["values"] == pytest.approx(params[1].grid())
+    expected = [math.floor(c / 0.05 + 1e-9) * 0.05 for c in params[1].grid()]
+    assert boundary["high"] == pytest.approx(expected)
+    assert boundary["low"] == pytest.approx([0.0] * 5)
+
+
+@pytest.mark.parametrize(
+    ("flags", "run"),
+    [
+        ([1, 1, 0, 1, 1, 1, 0], (3, 5)),
+        ([0, 1, 1, 0, 1, 1], (1, 2)),  # ties: the first
+        ([1, 0, 1, 0], None),  # no run of two
+        ([], None),
+        ([1, 1, 1], (0, 2)),
+    ],
+)
+def test_longest_run(flags, run):
+    assert longest_run(np.array(flags, dtype=bool)) == run
 
 
 def test_grid_domain_verdict_false_keeps_fails_but_reports_domain():
@@ -272,6 +320,8 @@ def test_monte_carlo_domain():
     result = check.run(rng=3)
     assert result.verdict == HOLDS_ON_DOMAIN
     assert result.numbers["domain"]["low"] == 2.0  # Pr[Z > 2] = 0.023, Pr[Z > 1] = 0.16
+    # The smallest failing point is t = 0.5 (Pr = 0.31), not the first one that fails.
+    assert result.numbers["counterexample"]["point"] == {"t": 0.5}
 
 
 def test_monte_carlo_means_and_estimates():

@@ -54,6 +54,20 @@ def _margins(true, claimed, relation, rtol, atol):
     return diff, tol, np.where(nan, np.inf, relative), nan
 
 
+def longest_run(flags) -> tuple[int, int] | None:
+    """First and last index of the longest run of True in ``flags`` (the first such run),
+    or None when no run has at least two elements."""
+    best, start = None, None
+    for i, flag in enumerate([*np.asarray(flags, dtype=bool), False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            if i - 1 > start and (best is None or i - 1 - start > best[1] - best[0]):
+                best = (start, i - 1)
+            start = None
+    return best
+
+
 def _evaluate(func, values):
     with np.errstate(all="ignore"):
         return func(**values)
@@ -160,24 +174,19 @@ class GridCheck:
         return bool(np.all((diff >= -tol) & ~nan))
 
     def _domain(self, ok, nan):
-        """Longest run of domain-parameter values where the relation holds throughout."""
+        """Longest run of domain-parameter values where the relation holds throughout,
+        with its ends as functions of each other parameter (:meth:`_boundaries`)."""
         axis = [p.name for p in self.params].index(self.domain_param)
         param = self.params[axis]
+        holds = ok & ~nan
         others = tuple(i for i in range(len(self.params)) if i != axis)
-        good = np.all(ok & ~nan, axis=others) if others else (ok & ~nan)
+        good = np.all(holds, axis=others) if others else holds
         grid = param.grid()
-        best, start = (0, 0), None
-        for i, flag in enumerate([*good, False]):
-            if flag and start is None:
-                start = i
-            elif not flag and start is not None:
-                if i - start > best[1] - best[0]:
-                    best = (start, i)
-                start = None
-        lo_i, hi_i = best[0], best[1] - 1
-        if hi_i - lo_i < 1:
+        run = longest_run(good)
+        if run is None:
             held = [fmt(v) for v in grid[good]]
             return None, (f"holds only at {param.text} = {', '.join(held)}" if held else None)
+        lo_i, hi_i = run
         lo, hi = grid[lo_i], grid[hi_i]
         if not param.integer:
             if lo_i > 0:
@@ -192,7 +201,53 @@ class GridCheck:
             text = f"{param.text} >= {fmt(lo)}"
         else:
             text = f"{fmt(lo)} <= {param.text} <= {fmt(hi)}"
-        return {"param": param.name, "low": float(lo), "high": float(hi), "text": text}, None
+        domain = {"param": param.name, "low": float(lo), "high": float(hi), "text": text}
+        boundaries = self._boundaries(holds, axis)
+        if boundaries:
+            domain["boundaries"] = boundaries
+        return domain, None
+
+    def _boundaries(self, holds, axis) -> list[dict]:
+        """The domain as a function of each other parameter, at grid resolution: for every
+        grid value ``v`` of parameter ``j``, the longest run of domain-parameter values
+        where the relation holds for ``p_j = v`` and every value of the remaining
+        parameters (``None`` where it holds at fewer than two values)."""
+        grid = self.params[axis].grid()
+        boundaries = []
+        for j, other in enumerate(self.params):
+            if j == axis or len(other.grid()) < 2:
+                continue
+            rest = tuple(i for i in range(len(self.params)) if i not in (axis, j))
+            flags = np.all(holds, axis=rest) if rest else holds
+            flags = flags if j < axis else flags.T  # (values of p_j, values of the domain param)
+            low, high = [], []
+            for row in flags:
+                run = longest_run(row)
+                low.append(None if run is None else float(grid[run[0]]))
+                high.append(None if run is None else float(grid[run[1]]))
+            boundaries.append(
+                {"param": other.name, "values": other.grid().tolist(), "low": low, "high": high}
+            )
+        return boundaries
+
+    def _smallest_counterexample(self, values, violated, true, claimed, diff) -> dict:
+        """The violating grid point nearest the parameters' lower ends (sum of the
+        coordinates scaled to [0, 1], log for log-scale parameters), with its values."""
+        size = np.zeros(violated.shape)
+        for p in self.params:
+            span = p.to_coordinate(p.high) - p.to_coordinate(p.low)
+            if span > 0:
+                size = size + (p.to_coordinate(values[p.name]) - p.to_coordinate(p.low)) / span
+        index = np.unravel_index(int(np.argmin(np.where(violated, size, np.inf))), size.shape)
+        point = self._scalar_point(values, index)
+        return {
+            "point": point,
+            "true": float(true[index]),
+            "claimed": float(claimed[index]),
+            "violation": float(-diff[index]),
+            "text": f"at {fmt_point(point, self._labels)}: true {fmt(true[index])} vs "
+            f"claimed {fmt(claimed[index])}",
+        }
 
     def _bisect(self, param, bad, good):
         ub, ug = param.to_coordinate(float(bad)), param.to_coordinate(float(good))
@@ -271,10 +326,23 @@ class GridCheck:
             )
         size = f"violation {fmt(-p_diff)} ({fmt(-worst_rel * 100)}% relative)"
         numbers["violation"] = -p_diff
+        numbers["counterexample"] = (
+            self._smallest_counterexample(values, violated, true, claimed, diff)
+            if violated.any()
+            else {
+                "point": point,
+                "true": p_true,
+                "claimed": p_claimed,
+                "violation": -p_diff,
+                "text": f"at {where}: {values_text}",
+            }
+        )
         domain, only = self._domain(ok, nan) if self.domain_param else (None, None)
         if domain is not None:
             numbers["domain"] = domain
-        counter = f"counterexample at {where}: {values_text}, {size}"
+        counter = f"worst at {where}: {values_text}, {size}"
+        if numbers["counterexample"]["point"] != point:
+            counter += f"; smallest counterexample {numbers['counterexample']['text']}"
         frac = f"{fmt(100 * np.mean(violated))}% of the grid violates"
         if domain is not None and self.domain_verdict:
             return CheckResult(

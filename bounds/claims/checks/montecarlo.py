@@ -175,6 +175,7 @@ class MonteCarloCheck:
                 curve,
             )
         numbers["violation"] = self._distance(worst)
+        numbers["counterexample"] = self._smallest_counterexample(rows)
         domain = self._domain(rows)
         if domain is not None:
             numbers["domain"] = domain
@@ -192,6 +193,29 @@ class MonteCarloCheck:
             numbers,
             curve,
         )
+
+    def _smallest_counterexample(self, rows) -> dict:
+        """The failing point nearest the tested points' lower ends (sum of the coordinates
+        scaled to [0, 1] over the tested values)."""
+        keys = list(rows[0]["point"])
+        spans = {
+            k: (min(r["point"][k] for r in rows), max(r["point"][k] for r in rows)) for k in keys
+        }
+
+        def size(row):
+            return sum(
+                (row["point"][k] - lo) / (hi - lo) for k, (lo, hi) in spans.items() if hi > lo
+            )
+
+        row = min((r for r in rows if r["verdict"] == FAILS), key=size)
+        return {
+            "point": row["point"],
+            "true": row["estimate"],
+            "interval": row["ci"],
+            "claimed": row["claimed"],
+            "text": f"at {fmt_point(row['point'], self.labels)}: estimate {fmt(row['estimate'])} "
+            f"[{fmt(row['ci'][0])}, {fmt(row['ci'][1])}] vs claimed {fmt(row['claimed'])}",
+        }
 
     def _domain(self, rows):
         if self.domain_param is None:

@@ -122,6 +122,8 @@ class SymbolicCheck:
             "sympy_expression": _short(expr),
             "numeric": numeric.to_dict(),
         }
+        if "counterexample" in numeric.numbers:
+            numbers["counterexample"] = numeric.numbers["counterexample"]
         if decided is True:
             if numeric.verdict == HOLDS:
                 text = "= 0" if self.relation == "==" else ">= 0 under the assumptions"
@@ -216,6 +218,10 @@ class SeriesCheck:
             )
         lead = diff.as_leading_term(self.var)
         numbers["leading_difference"] = _short(lead)
+        numbers["counterexample"] = {
+            "point": {self.param.name: float(self.point)},
+            "text": f"true - claimed ~ {_short(lead, 60)} as {self.var} -> {self.point}",
+        }
         return CheckResult(
             self.kind,
             FAILS,
@@ -294,6 +300,11 @@ class LimitCheck:
             f"sympy: limit of {self.true_label} as {self.var} -> {self.point}"
             f"{self.direction} is {_short(value, 40)} (expected {self.expect})"
         )
+        if not ok:
+            numbers["counterexample"] = {
+                "point": {self.param.name: float(self.point)},
+                "text": f"the limit is {_short(value, 40)}, not {self.expect}",
+            }
         return CheckResult(self.kind, HOLDS if ok else FAILS, text, numbers, curve)
 
     def negated(self) -> LimitCheck:
