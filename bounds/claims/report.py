@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 
-from bounds.claims.checks import VERDICTS
+from bounds.claims.checks import VERDICTS, fmt
 from bounds.validation import check_int
 
 
@@ -78,10 +78,46 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _fixed(record: dict) -> str:
+    """The counterexample (fails) or domain (holds-on-domain) of a record, in words."""
+    parts = []
+    for domain in record.get("domain", []):
+        text = domain["text"]
+        for boundary in domain.get("boundaries", []):
+            text += f"; edge vs {boundary['param']}: {_edge_table(domain, boundary)}"
+        parts.append(text)
+    if record["verdict"] == "fails" and "counterexample" in record:
+        parts.append(record["counterexample"]["text"])
+    return "; ".join(parts)
+
+
+def _edge_table(domain: dict, boundary: dict, most: int = 5) -> str:
+    """Up to ``most`` evenly spaced ``value: edge`` pairs of one boundary: the end of the
+    domain that lies inside the grid (``domain["edge"]``: low, high or both)."""
+    edge = domain.get("edge", "both")
+
+    def shown(low, high) -> str:
+        if low is None:
+            return "nowhere"
+        return {"low": fmt(low), "high": fmt(high)}.get(edge, f"[{fmt(low)}, {fmt(high)}]")
+
+    rows = list(zip(boundary["values"], boundary["low"], boundary["high"], strict=True))
+    step = max(1, -(-(len(rows) - 1) // (most - 1)))
+    return ", ".join(f"{fmt(v)}: {shown(lo, hi)}" for v, lo, hi in rows[::step])
+
+
 def render_markdown(
-    results, *, seed: int = 0, mode: str = "quick", seconds: float | None = None
+    results,
+    *,
+    seed: int = 0,
+    mode: str = "quick",
+    seconds: float | None = None,
+    findings=(),
 ) -> str:
-    """The Markdown report: verdict counts, the summary table, then one section per claim."""
+    """The Markdown report: verdict counts; per paper a table of every claim (location,
+    statement, verdict, counterexample or domain, corrected form, the command that
+    re-runs it); the ``findings`` about peer libraries (``bounds.claims.findings``);
+    then one section per claim with every check's evidence."""
     counts = verdict_counts(results)
     timing = f", wall time {seconds:.1f} s" if seconds is not None else ""
     lines = [
@@ -93,23 +129,41 @@ def render_markdown(
         "",
         "Verdicts: *holds* (proved symbolically, no violation on a dense grid after "
         "optimisation, or every Monte Carlo interval agrees), *holds-on-domain* (holds on "
-        "the reported sub-domain only), *fails* (counterexample, or an interval excluding "
-        "the claimed value), *inconclusive*.",
-        "",
-        "| id | paper | location | verdict | evidence |",
-        "|---|---|---|---|---|",
+        "the reported sub-domain only; its edge is given as a function of the other "
+        "parameters where the claim has any), *fails* (the smallest counterexample found, "
+        "or an interval excluding the claimed value), *inconclusive*. Each claim re-runs "
+        "alone with `pruneleak verify --claim ID --format markdown`.",
     ]
-    for r in results:
-        c = r.claim
-        lines.append(
-            f"| `{c.id}` | {_cell(c.paper_name)} | {_cell(c.location)} | **{r.verdict}** | "
-            f"{_cell(r.summary)} |"
-        )
+    records = {r.claim.id: jsonable(r.to_record()) for r in results}
+    for paper in dict.fromkeys(r.claim.paper_name for r in results):
+        group = [r for r in results if r.claim.paper_name == paper]
+        tally = ", ".join(f"{n} {v}" for v, n in verdict_counts(group).items() if n)
+        lines += [
+            "",
+            f"## {paper} ({len(group)} claims: {tally})",
+            "",
+            "| id | location | statement | verdict | counterexample or domain | corrected |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in group:
+            c, record = r.claim, records[r.claim.id]
+            lines.append(
+                f"| `{c.id}` | {_cell(c.location)} | {_cell(c.statement)} | **{r.verdict}** | "
+                f"{_cell(_fixed(record))} | {_cell(record.get('corrected', ''))} |"
+            )
+    if findings:
+        lines += ["", "## Findings about peer libraries", ""]
+        for finding in findings:
+            lines.append(
+                f"- **{finding.library}** ({finding.where}): {finding.statement} "
+                f"Evidence: `{finding.evidence}`."
+            )
+    lines += ["", "## Evidence, claim by claim"]
     for r in results:
         c = r.claim
         lines += [
             "",
-            f"## `{c.id}` ({c.paper_name}, {c.location}): {r.verdict}",
+            f"### `{c.id}` ({c.paper_name}, {c.location}): {r.verdict}",
             "",
             f"**Claim.** {c.statement}",
             "",
@@ -121,6 +175,8 @@ def render_markdown(
                 + (f" ({_cell(comparison)})" if comparison else "")
                 + f": {check.summary}"
             )
+        if c.corrected:
+            lines += ["", f"*Corrected.* {c.corrected}"]
         if c.notes:
             lines += ["", f"*Note.* {c.notes}"]
         lines.append(f"\n*Time:* {r.seconds:.2f} s")

@@ -31,6 +31,8 @@ from bounds.validation import check_choice
 
 _REFINE_EVALS_PER_DIM = 80
 _BISECTION_STEPS = 40
+#: Values of each other parameter at which a domain's ends are reported.
+_BOUNDARY_VALUES = 9
 
 
 def _margins(true, claimed, relation, rtol, atol):
@@ -201,34 +203,78 @@ class GridCheck:
             text = f"{param.text} >= {fmt(lo)}"
         else:
             text = f"{fmt(lo)} <= {param.text} <= {fmt(hi)}"
-        domain = {"param": param.name, "low": float(lo), "high": float(hi), "text": text}
+        edge = "high" if lo_i == 0 else ("low" if hi_i == len(grid) - 1 else "both")
+        domain = {
+            "param": param.name,
+            "low": float(lo),
+            "high": float(hi),
+            "edge": edge,
+            "text": text,
+        }
         boundaries = self._boundaries(holds, axis)
         if boundaries:
             domain["boundaries"] = boundaries
         return domain, None
 
     def _boundaries(self, holds, axis) -> list[dict]:
-        """The domain as a function of each other parameter, at grid resolution: for every
-        grid value ``v`` of parameter ``j``, the longest run of domain-parameter values
-        where the relation holds for ``p_j = v`` and every value of the remaining
-        parameters (``None`` where it holds at fewer than two values)."""
-        grid = self.params[axis].grid()
+        """The domain as a function of each other parameter ``p_j``: at up to
+        :data:`_BOUNDARY_VALUES` evenly spaced grid values ``v`` of ``p_j``, the longest run
+        of domain-parameter values where the relation holds for ``p_j = v`` and every grid
+        value of the remaining parameters, its open ends refined by bisection (``None``
+        where it holds at fewer than two grid values)."""
+        param = self.params[axis]
+        grid = param.grid()
         boundaries = []
         for j, other in enumerate(self.params):
-            if j == axis or len(other.grid()) < 2:
+            values = other.grid()
+            if j == axis or len(values) < 2:
                 continue
             rest = tuple(i for i in range(len(self.params)) if i not in (axis, j))
             flags = np.all(holds, axis=rest) if rest else holds
             flags = flags if j < axis else flags.T  # (values of p_j, values of the domain param)
-            low, high = [], []
-            for row in flags:
-                run = longest_run(row)
-                low.append(None if run is None else float(grid[run[0]]))
-                high.append(None if run is None else float(grid[run[1]]))
-            boundaries.append(
-                {"param": other.name, "values": other.grid().tolist(), "low": low, "high": high}
+            chosen = np.unique(
+                np.linspace(0, len(values) - 1, _BOUNDARY_VALUES).round().astype(int)
             )
+            runs = [longest_run(flags[i]) for i in chosen]
+            ends = {}
+            for side, inward in (("low", -1), ("high", 1)):
+                end = np.array([np.nan if r is None else grid[r[side == "high"]] for r in runs])
+                bad = [r is not None and 0 <= r[side == "high"] + inward < len(grid) for r in runs]
+                if not param.integer and any(bad):
+                    rows = np.flatnonzero(bad)
+                    outside = [grid[runs[i][side == "high"] + inward] for i in rows]
+                    end[rows] = self._bisect_paired(
+                        axis, j, values[chosen[rows]], np.array(outside), end[rows]
+                    )
+                ends[side] = [None if np.isnan(e) else float(e) for e in end]
+            boundaries.append({"param": other.name, "values": values[chosen].tolist(), **ends})
         return boundaries
+
+    def _holds_paired(self, axis, j, other_values, domain_values) -> np.ndarray:
+        """Whether the relation holds at each pair ``(p_j, domain param) = (other_values[k],
+        domain_values[k])`` for every grid value of the remaining parameters."""
+        rest = [i for i in range(len(self.params)) if i not in (axis, j)]
+        mesh = np.meshgrid(*(self.params[i].grid() for i in rest), indexing="ij")
+        ones = (1,) * len(rest)
+        count = len(other_values)
+        values = {
+            self.params[j].name: np.reshape(other_values, (count, *ones)),
+            self.params[axis].name: np.reshape(domain_values, (count, *ones)),
+        }
+        values.update({self.params[i].name: m[None] for i, m in zip(rest, mesh, strict=True)})
+        true, claimed = self._pair(values)
+        diff, tol, _, nan = _margins(true, claimed, self.relation, self.rtol, self.atol)
+        return ((diff >= -tol) & ~nan).reshape(count, -1).all(axis=1)
+
+    def _bisect_paired(self, axis, j, other_values, bad, good) -> np.ndarray:
+        """:meth:`_bisect` for several values of ``p_j`` at once (one evaluation per step)."""
+        param = self.params[axis]
+        ub, ug = param.to_coordinate(bad), param.to_coordinate(good)
+        for _ in range(_BISECTION_STEPS):
+            mid = 0.5 * (ub + ug)
+            ok = self._holds_paired(axis, j, other_values, param.from_coordinate(mid))
+            ug, ub = np.where(ok, mid, ug), np.where(ok, ub, mid)
+        return param.from_coordinate(ug)
 
     def _smallest_counterexample(self, values, violated, true, claimed, diff) -> dict:
         """The violating grid point nearest the parameters' lower ends (sum of the

@@ -195,9 +195,11 @@ class MonteCarloCheck:
         )
 
     def _smallest_counterexample(self, rows) -> dict:
-        """The failing point nearest the tested points' lower ends (sum of the coordinates
-        scaled to [0, 1] over the tested values)."""
-        keys = list(rows[0]["point"])
+        """The failing point nearest the tested points' lower ends (sum of the numeric
+        coordinates scaled to [0, 1] over the tested values)."""
+        keys = [
+            k for k in rows[0]["point"] if all(isinstance(r["point"][k], int | float) for r in rows)
+        ]
         spans = {
             k: (min(r["point"][k] for r in rows), max(r["point"][k] for r in rows)) for k in keys
         }
