@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import sympy as sp
-from scipy import integrate, special
+from scipy import integrate, special, stats
 
 from bounds import accounting
 from bounds.claims.checks import GridCheck, Param, SymbolicCheck
@@ -664,6 +664,43 @@ TABLE3_COMM = Claim(
     ),
 )
 
+
+def _aggregated_noise_variance(k, lam):
+    """Variance of sum_{i=1}^K Lap(Delta_1 lambda_val) of eq. (18), Delta_1 = 1 (scipy's
+    Laplace variance, 2 lambda_val^2, times K independent clients)."""
+    return k * stats.laplace(scale=lam).var()
+
+
+EQ18_VARIANCE = Claim(
+    id="fedltp.eq18.noise_variance",
+    paper="fedltp",
+    location="Sec. 4.4, the sentence after eq. (18)",
+    statement=(
+        "As the number K of participants grows, the variance of the aggregated validation "
+        "noise sum_{i=1}^K Lap(Delta_1(s_val) lambda_val) in S^t (eq. 18) gets smaller."
+    ),
+    checks=(
+        GridCheck(
+            true=lambda k, lam: _aggregated_noise_variance(k + 1, lam),
+            claimed=_aggregated_noise_variance,
+            params=(
+                Param("k", 1, 100, scale="log", integer=True, points=9, label="K"),
+                Param("lam", 0.1, 100.0, scale="log", points=7, label="lambda_val"),
+            ),
+            relation="<=",
+            true_label="Var of the noise sum with K + 1 participants",
+            claimed_label="Var of the noise sum with K participants",
+            rtol=1e-9,
+        ),
+    ),
+    notes="Independent Laplace draws: variances add, 2 lambda_val^2 per client.",
+    corrected=(
+        "Var(sum_i Lap(lambda_val)) = 2 K lambda_val^2 grows linearly in K; what falls is the "
+        "noise relative to the aggregated score: with n validation examples per client, "
+        "std / (K n) = sqrt(2/K) lambda_val / n."
+    ),
+)
+
 CLAIMS += (
     ALGORITHM2_STEPS,
     ALGORITHM2_CLIPPING,
@@ -671,4 +708,5 @@ CLAIMS += (
     TABLE2_EQ15,
     TABLE2_EQ16,
     TABLE3_COMM,
+    EQ18_VARIANCE,
 )

@@ -11,6 +11,7 @@ fractions for Tables II and III, and an explicit layer-by-layer parameter count 
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -211,6 +212,18 @@ def test_eq23_edge_as_the_correction_states():
     assert (_eq23_edge(1e-3) - 1) / 2e-3 == pytest.approx(1, abs=0.01)
 
 
+def fedltp_eq18_noise_variance():
+    # Seeded Monte Carlo: sample variance of the sum of K Laplace(1) draws, 40000 sums per K;
+    # the standard error of a sample variance of 2K is 2K sqrt((kurtosis - 1)/n) <= 0.02 x 2K
+    # (excess kurtosis of the sum 3/K), so a rise of 2 per client is resolved at K <= 8.
+    rng = np.random.default_rng(18)
+    variances = [rng.laplace(size=(40_000, k)).sum(axis=1).var() for k in (1, 2, 4, 8)]
+    for k, v in zip((1, 2, 4, 8), variances, strict=True):
+        assert v == pytest.approx(2 * k, rel=0.1)
+    ok = [later <= earlier for earlier, later in itertools.pairwise(variances)]
+    return _verdict(ok)
+
+
 INDEPENDENT_FEDLTP = {
     "fedltp.algorithm2.local_steps": fedltp_algorithm2_local_steps,
     "fedltp.algorithm2.clipping": fedltp_algorithm2_clipping,
@@ -218,6 +231,7 @@ INDEPENDENT_FEDLTP = {
     "fedltp.table2.eq15": fedltp_table2_eq15,
     "fedltp.table2.eq16": fedltp_table2_eq16,
     "fedltp.table3.comm_units": fedltp_table3_comm_units,
+    "fedltp.eq18.noise_variance": fedltp_eq18_noise_variance,
 }
 
 
