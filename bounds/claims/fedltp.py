@@ -475,8 +475,9 @@ ALGORITHM2_CLIPPING = Claim(
     ),
     notes=(
         "Per-example gradients are not clipped in Algorithm 2, so one record can move the "
-        "batch mean anywhere; the same pair gives 2C for the sum convention and for "
-        "replace-one neighbours. Per-example clipping (Abadi et al. 2016) restores C."
+        "batch mean anywhere; the same pair gives 2C for the sum convention, and x -> -x "
+        "does for replace-one neighbours. Per-example clipping (Abadi et al. 2016) "
+        "restores C."
     ),
     corrected=(
         "The l2 sensitivity is exactly 2C for every batch size b >= 2 (the diameter of the "
