@@ -59,6 +59,9 @@ REQUIRED = {
         "fedltp.eq21.rate",
         "fedltp.eq23",
         "fedltp.eq22",
+        "fedltp.algorithm2.local_steps",
+        "fedltp.algorithm2.clipping",
+        "fedltp.table3.epsilon",
     ],
     "hmine": ["hmine.dv_bound"],
 }
@@ -108,6 +111,13 @@ EXPECTED = {
     "fedltp.eq23": HOLDS_ON_DOMAIN,
     "fedltp.eq23.lemma1_step": FAILS,
     "fedltp.eq22": HOLDS,
+    "fedltp.algorithm2.local_steps": FAILS,
+    "fedltp.algorithm2.clipping": FAILS,
+    "fedltp.table3.epsilon": FAILS,
+    "fedltp.table2.eq15": FAILS,
+    "fedltp.table2.eq16": HOLDS,
+    "fedltp.table3.comm_units": FAILS,
+    "fedltp.eq18.noise_variance": FAILS,
     "hmine.dv_bound": HOLDS,
 }
 
