@@ -28,6 +28,7 @@ from bounds.claims.checks import (
     SymbolicCheck,
 )
 from bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
+from bounds.claims.findings import FINDINGS, Finding
 from bounds.claims.registry import (
     THOROUGH_EFFORT,
     all_claims,
@@ -46,6 +47,7 @@ from bounds.claims.report import (
 )
 
 __all__ = [
+    "FINDINGS",
     "PAPERS",
     "THOROUGH_EFFORT",
     "VERDICTS",
@@ -53,6 +55,7 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "Curve",
+    "Finding",
     "GridCheck",
     "LimitCheck",
     "MonteCarloCheck",

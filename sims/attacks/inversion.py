@@ -16,9 +16,10 @@ sequential reference of a batched run is :func:`invert_gradient` with the same
 optimiser and seed: the same objective on one row, which differs only in how the dummy
 gradients are computed (:func:`sims.attacks.objectives.single_gradient`, a plain
 forward of the model, against :func:`sims.attacks.objectives.stacked_gradient`,
-batched per-layer products or ``torch.func.vmap``), so the two differ only by the round-off of the batched kernels,
-which sign-based Adam and L-BFGS's accept/reject decisions can amplify into a
-different trajectory (``tests/sims/test_batched_attacks.py`` states the tolerances).
+batched per-layer products or ``torch.func.vmap``), so the two differ only by the
+round-off of the batched kernels, which sign-based Adam and L-BFGS's accept/reject
+decisions can amplify into a different trajectory
+(``tests/sims/test_batched_attacks.py`` states the tolerances).
 
 Batching pays on small models; on a CPU it costs more than it saves once the K stacked
 per-attack weight gradients outgrow the heap blocks that

@@ -73,7 +73,9 @@ def run(args) -> int:
     start = time.perf_counter()
     results = claims.run_claims(selected, seed=args.seed, thorough=args.thorough, progress=None)
     seconds = time.perf_counter() - start
-    markdown = claims.render_markdown(results, seed=args.seed, mode=mode, seconds=seconds)
+    markdown = claims.render_markdown(
+        results, seed=args.seed, mode=mode, seconds=seconds, findings=claims.FINDINGS
+    )
     directory = output_dir(args.out)
     (directory / f"{REPORT_NAME}.md").write_text(markdown)
     (directory / f"{REPORT_NAME}.json").write_text(claims.render_json(results) + "\n")
