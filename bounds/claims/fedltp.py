@@ -112,6 +112,7 @@ DEFINITION4 = Claim(
         "By eq. (6), E[exp((alpha-1) Z)] = exp((alpha-1) D_alpha); eq. (8) drops the factor "
         "alpha - 1, and with it rho-zCDP reads D_alpha <= (alpha - 1) alpha rho."
     ),
+    corrected="exp((alpha - 1) D_alpha(M(D) || M(D'))) = E[exp((alpha - 1) Z)] (eq. 6).",
 )
 
 
@@ -181,6 +182,11 @@ EQ21_MU1 = Claim(
     ),
     checks=(_eq21_check(rate_power=1),),
     notes="Mironov et al. 2019 define mu_1 = N(1, sigma^2); (t + 1) multiplies both sides.",
+    corrected=(
+        "rho_s^t = (t + 1) D_alpha(mu_0 || (1 - q~) mu_0 + q~ mu_1) with mu_1 = N(1, sigma^2) "
+        "(Mironov, Talwar and Zhang 2019); the printed mixture for mu_1 makes eq. (21) the RDP "
+        "at sampling rate q~^2 (fedltp.eq21.rate)."
+    ),
 )
 
 _z, _q, _sigma = (
@@ -281,6 +287,7 @@ EQ23_STEP = Claim(
         ),
     ),
     notes="Equal only at alpha = 2; the factor alpha - 1 comes from eq. (8) (fedltp.definition4).",
+    corrected="Lemma 1 gives D_alpha <= alpha epsilon_val^2 / 2 for every alpha > 1.",
 )
 
 
