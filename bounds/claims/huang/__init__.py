@@ -1,4 +1,4 @@
-r"""Claims of Huang et al., appendices A-E.
+r"""Claims of Huang et al.: the main text (Sections 4.1, 4.4) and appendices A-E.
 
 Source: ``papers/huang-pruning-as-dp-noise-arxiv2003.01876.txt`` (arXiv 2003.01876).
 
@@ -13,23 +13,34 @@ Monte Carlo tail bounds ("with probability at most delta") are checked at failur
 probabilities a simulation can resolve (delta >= 0.01); the thresholds of Appendix B are
 so loose that no exceedance is ever observed, and each point reports the Wilson interval.
 
-Modules: one per appendix, :mod:`.appendix_a` to :mod:`.appendix_e`, each with its own
-``CLAIMS``, and :mod:`.common` for the samplers and symbols they share. ``CLAIMS`` here
-concatenates them in the paper's order, the order of the report.
+Modules: :mod:`.main_text` (Sections 4.1 and 4.4, Figure 8) and one per appendix,
+:mod:`.appendix_a` to :mod:`.appendix_e`, each with its own ``CLAIMS``, and :mod:`.common`
+for the samplers and symbols they share. ``CLAIMS`` here concatenates them in the paper's
+order, the order of the report.
 """
 
 # The claims of each appendix; the four private helpers re-exported as themselves
 # (``x as x``) keep the old path ``huang._name`` that the reference tests use.
-from bounds.claims.huang import appendix_a, appendix_b, appendix_c, appendix_d, appendix_e
+from bounds.claims.huang import (
+    appendix_a,
+    appendix_b,
+    appendix_c,
+    appendix_d,
+    appendix_e,
+    main_text,
+)
 from bounds.claims.huang.appendix_a import A4, A5, A6
 from bounds.claims.huang.appendix_b import _B5_C_ROOT as _B5_C_ROOT
 from bounds.claims.huang.appendix_b import _B5_M as _B5_M
 from bounds.claims.huang.appendix_b import (
     B1,
+    B1_PROOF_T,
     B2,
     B2_MOMENTS,
     B3,
     B4,
+    B4_PROOF_INF,
+    B4_PROOF_NORM,
     B5_CONSTANT_C,
     B5_MEAN,
     B5_MEAN_STEP,
@@ -40,11 +51,13 @@ from bounds.claims.huang.appendix_b import (
 from bounds.claims.huang.appendix_b import _b5_c_exact as _b5_c_exact
 from bounds.claims.huang.appendix_c import C4_LARGE_A, C4_SMALL_A, C4_VARIANCE
 from bounds.claims.huang.appendix_d import D1, D2, D3, D3_PROOF
-from bounds.claims.huang.appendix_e import E3, LAPLACE_FOURTH, PART1_LOSS, PART2_MAX
+from bounds.claims.huang.appendix_e import ABAR_SIGN, E3, LAPLACE_FOURTH, PART1_LOSS, PART2_MAX
 from bounds.claims.huang.appendix_e import _part2_max_true as _part2_max_true
+from bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRUNING
 
 CLAIMS = (
-    appendix_a.CLAIMS
+    main_text.CLAIMS
+    + appendix_a.CLAIMS
     + appendix_b.CLAIMS
     + appendix_c.CLAIMS
     + appendix_d.CLAIMS
@@ -55,17 +68,22 @@ __all__ = [
     "A4",
     "A5",
     "A6",
+    "ABAR_SIGN",
     "B1",
+    "B1_PROOF_T",
     "B2",
     "B2_MOMENTS",
     "B3",
     "B4",
+    "B4_PROOF_INF",
+    "B4_PROOF_NORM",
     "B5_CONSTANT_C",
     "B5_MEAN",
     "B5_MEAN_STEP",
     "B5_PART2",
     "B5_SECOND_MOMENT",
     "B5_SECOND_MOMENT_STEP",
+    "BUDGET",
     "C4_LARGE_A",
     "C4_SMALL_A",
     "C4_VARIANCE",
@@ -75,6 +93,8 @@ __all__ = [
     "D3",
     "D3_PROOF",
     "E3",
+    "FIGURE8",
+    "GRADUAL_PRUNING",
     "LAPLACE_FOURTH",
     "PART1_LOSS",
     "PART2_MAX",

@@ -64,6 +64,60 @@ B1 = Claim(
     ),
 )
 
+
+def _b1_proof_t(r, c, delta):
+    """The proof's t, ||x||_2 = sigma = 1: 5 a^1.5 sqrt(L) + 5 ||x||_inf a L, L = log(1/delta)."""
+    lg = -np.log(delta)
+    return 5 * r**1.5 * np.sqrt(lg) + 5 * c * r * lg
+
+
+def _b1_bernstein_log(r, c, delta):
+    """log of Bernstein's bound at the proof's t: -(t^2/2)/(a^3 + a ||x||_inf t/3) (Lemma A.3)."""
+    t = _b1_proof_t(r, c, delta)
+    return -(t**2 / 2) / (r**3 + r * c * t / 3)
+
+
+_B1_PROOF_PARAMS = (
+    Param("r", 1e-3, 1e3, scale="log", points=31, label=_R),
+    Param("c", 1e-3, 1.0, scale="log", points=13, label="||x||_inf/||x||_2"),
+    Param("delta", 1e-12, 0.099, scale="log", points=13),
+)
+
+B1_PROOF_T = Claim(
+    id="huang.B1.proof_t",
+    paper="huang",
+    location="Lemma B.1 (proof, choice of t)",
+    statement=(
+        "With t = 5 ||x||_2 a^1.5 sigma^-0.5 sqrt(log(1/delta)) + 5 ||x||_inf a log(1/delta), "
+        "Bernstein's bound exp(-(t^2/2)/(||x||_2^2 a^3/sigma + a ||x||_inf t/3)) is at most "
+        "delta, and t <= 10 ||x||_2 a (sqrt(a/sigma) + 1) log(1/delta)."
+    ),
+    checks=(
+        GridCheck(
+            true=_b1_bernstein_log,
+            claimed=lambda r, c, delta: np.log(delta) + 0 * r * c,
+            params=_B1_PROOF_PARAMS,
+            relation="<=",
+            true_label="log Bernstein bound at the proof's t (||x||_2 = sigma = 1)",
+            claimed_label="log delta",
+        ),
+        GridCheck(
+            true=_b1_proof_t,
+            claimed=lambda r, c, delta: eq.lemma_b1_threshold(1.0, r, 1.0, delta) + 0 * c,
+            params=_B1_PROOF_PARAMS,
+            relation="<=",
+            true_label="the proof's t",
+            claimed_label="10 ||x||_2 a (sqrt(a/sigma) + 1) log(1/delta)",
+        ),
+    ),
+    notes=(
+        "Both directions needed: t^2 >= 25 L ||x||^2 a^3/sigma and t >= 5 ||x||_inf a L give "
+        "t^2/2 >= L (variance + M t/3); ||x||_inf <= ||x||_2 and sqrt(L) <= L (L >= log 10) "
+        "give t <= the lemma's threshold. Scale-free: ||x||_2 = sigma = 1, c = ||x||_inf/||x||_2."
+    ),
+)
+
+
 _B2_D = 16
 
 
@@ -111,6 +165,12 @@ B2_MOMENTS = Claim(
         _moment_check(2, "<=", lambda r: r**3, "a^3/sigma", one_sided=False),
         _moment_check(2, ">=", lambda r: 0.1 * r**3, "0.1 a^3/sigma", one_sided=False, domain=True),
         _moment_check(4, "<=", lambda r: 64.0 + 0 * r, "64 sigma^4", one_sided=False, factor=4.0),
+    ),
+    corrected=(
+        "E[u^2] = sigma^2 (erf(r/sqrt 2) - sqrt(2/pi) r exp(-r^2/2)), r = a/sigma, is >= "
+        "0.1 a^3/sigma iff a <= 1.9118 sigma (the root of E[u^2] = 0.1 a^3/sigma); E[u^2] "
+        "increases in a, so E[u^2] >= 0.1 sigma^2 min(a/sigma, 1.9118)^3 for every a. The "
+        "upper bounds E[u^2] <= a^3/sigma and 4 E[u^4] <= 64 sigma^4 hold for every a."
     ),
 )
 
@@ -194,6 +254,92 @@ B4 = Claim(
     notes="Scale-free: sigma_1 = sigma_2 = 1.",
 )
 
+
+def _b4_norm_margin_terms(d, delta):
+    """(d + 3 sqrt(d L) + 2 L, 4 d L), L = log(1/delta): the two sides of the proof's step."""
+    lg = -np.log(delta)
+    return d + 3 * np.sqrt(d * lg) + 2 * lg, 4 * d * lg
+
+
+def _b4_norm_edge(d):
+    r"""Smallest :math:`\log(1/\delta)` at which Lemma B.4's proof step holds, for dimension d.
+
+    .. math:: d + 3\sqrt{dL} + 2L \le 4dL \iff
+        L \ge \frac{d\,(3 + \sqrt{16d + 1})^2}{4\,(4d - 2)^2}
+
+    (a quadratic in :math:`\sqrt L`, :math:`L = \log(1/\delta)`); Lemma B.4 allows
+    :math:`\delta < 1/10`, :math:`L > \log 10`, so the step holds for every admissible
+    :math:`\delta` once :math:`d \ge 2` and needs :math:`\delta \le 0.0421` at ``d = 1``.
+    """
+    return d * (3 + math.sqrt(16 * d + 1)) ** 2 / (4 * (4 * d - 2) ** 2)
+
+
+B4_PROOF_NORM = Claim(
+    id="huang.B4.proof_norm",
+    paper="huang",
+    location="Lemma B.4 (proof, bound on ||e||_2^2)",
+    statement=(
+        "For d >= 1 and delta in (0, 1/10): (d + 3 sqrt(d log(1/delta)) + 2 log(1/delta)) "
+        "sigma_2^2 <= 4 d log(1/delta) sigma_2^2."
+    ),
+    checks=(
+        GridCheck(
+            true=lambda d, delta: _b4_norm_margin_terms(d, delta)[0],
+            claimed=lambda d, delta: _b4_norm_margin_terms(d, delta)[1],
+            params=(
+                Param("d", 1, 1_000_000, scale="log", integer=True, points=31),
+                Param("delta", 1e-12, 0.0999, scale="log", points=61),
+            ),
+            relation="<=",
+            true_label="d + 3 sqrt(d log(1/delta)) + 2 log(1/delta)",
+            claimed_label="4 d log(1/delta)",
+            domain_param="delta",
+            atol=0.0,
+        ),
+    ),
+    corrected=(
+        "Holds iff log(1/delta) >= d (3 + sqrt(16 d + 1))^2 / (4 (4d - 2)^2): for every "
+        f"delta < 1/10 when d >= 2, and for delta <= "
+        f"{math.exp(-_b4_norm_edge(1)):.4g} when d = 1; for all d and delta, "
+        "||e||_2^2 <= (sqrt(d) + sqrt(2 log(1/delta)))^2 sigma_2^2 (Lemma A.6)."
+    ),
+)
+
+B4_PROOF_INF = Claim(
+    id="huang.B4.proof_inf",
+    paper="huang",
+    location="Lemma B.4 (proof, bound on ||e||_inf)",
+    statement=(
+        "For e ~ N(0, sigma_2^2 I_d): Pr[||e||_inf <= sqrt(log(d/delta)) sigma_2] >= 1 - delta "
+        '("similar to Lemma B.3").'
+    ),
+    checks=(
+        GridCheck(
+            # Pr[max |e_i| <= s sigma_2] = (1 - 2 Phi(-s))^d exactly (i.i.d. coordinates).
+            true=lambda d, delta: np.exp(
+                d * np.log1p(-2 * special.ndtr(-np.sqrt(np.log(d / delta))))
+            ),
+            claimed=lambda d, delta: 1 - delta + 0 * d,
+            params=(
+                Param("d", 1, 1_000_000, scale="log", integer=True, points=31),
+                Param("delta", 1e-12, 0.099, scale="log", points=31),
+            ),
+            relation=">=",
+            true_label="Pr[||e||_inf <= sqrt(log(d/delta)) sigma_2] = (1 - 2 Phi(-s))^d (exact)",
+            claimed_label="1 - delta",
+        ),
+    ),
+    notes=(
+        "Lemma B.3 has sqrt(2 log(d/delta)) and a one-sided tail; here the factor 2 under the "
+        "root is dropped as well, so even d = 1 fails (2 Phi(-sqrt(log(1/delta))) > delta)."
+    ),
+    corrected=(
+        "Pr[||e||_inf <= sigma_2 sqrt(2 log(2d/delta))] >= 1 - delta (Lemma A.4 on both tails "
+        "of each coordinate, union bound over d)."
+    ),
+)
+
+
 # Lemma B.5 ------------------------------------------------------------------------------
 
 B5_MEAN_STEP = Claim(
@@ -215,6 +361,11 @@ B5_MEAN_STEP = Claim(
         ),
     ),
     notes="1 - exp(-u) <= u: the inequality holds the other way for every a > 0.",
+    corrected=(
+        "int_0^a y phi_{sigma_A}(y) dy = sigma_A (1 - exp(-a^2/(2 sigma_A^2)))/sqrt(2 pi), "
+        "which is <= a^2/(2 sqrt(2 pi) sigma_A) and >= exp(-a^2/(2 sigma_A^2)) a^2/"
+        "(2 sqrt(2 pi) sigma_A)."
+    ),
 )
 
 B5_MEAN = Claim(
@@ -233,6 +384,12 @@ B5_MEAN = Claim(
             one_sided=True,
             domain=True,
         ),
+    ),
+    corrected=(
+        "E[A_bar_ij] = sigma_A (1 - exp(-a^2/(2 sigma_A^2)))/sqrt(2 pi) >= a^2/(6 sigma_A) "
+        "iff a <= 0.86115 sigma_A (the root of (1 - exp(-r^2/2))/sqrt(2 pi) = r^2/6); for "
+        "every a, E[A_bar_ij] >= min(a, 0.86115 sigma_A)^2/(6 sigma_A) (the mean increases "
+        "in a) and E[A_bar_ij] <= sigma_A/sqrt(2 pi)."
     ),
 )
 
@@ -265,6 +422,10 @@ B5_SECOND_MOMENT_STEP = Claim(
         ),
     ),
     notes="3 sqrt(2 pi) = 7.52 < 9.",
+    corrected=(
+        "E[A_bar_ij^2] <= a^3/(3 sqrt(2 pi) sigma_A) = a^3/(7.52 sigma_A) (the first "
+        "inequality holds; the constant 9 must be 3 sqrt(2 pi))."
+    ),
 )
 
 B5_SECOND_MOMENT = Claim(
@@ -274,6 +435,11 @@ B5_SECOND_MOMENT = Claim(
     statement="E[A_bar_ij^2] <= a^3 / (9 sigma_A), the bound the proof goes on to use.",
     checks=(
         _moment_check(2, "<=", lambda r: r**3 / 9, "a^3/(9 sigma_A)", one_sided=True, domain=True),
+    ),
+    corrected=(
+        "E[A_bar_ij^2] = sigma_A^2 (Phi(r) - 1/2 - r phi(r)), r = a/sigma_A, is <= "
+        "a^3/(9 sigma_A) iff a >= 0.78078 sigma_A (the root of Phi(r) - 1/2 - r phi(r) = "
+        "r^3/9); for every a, E[A_bar_ij^2] <= min(a^3/(3 sqrt(2 pi) sigma_A), sigma_A^2/2)."
     ),
 )
 
@@ -335,6 +501,13 @@ B5_CONSTANT_C = Claim(
         f"C turns positive at a/sigma_A = {_B5_C_ROOT:.4g} for m = {_B5_M}, delta = "
         f"{_B5_DELTA}, and above it the probability drops to 0 (for x = e_1 to at most 2^-m)."
     ),
+    corrected=(
+        "C <= 0 iff sqrt(a/sigma_A) <= (sqrt 2 + sqrt 6) sqrt(log(m/delta)), i.e. the claim "
+        "holds (vacuously, since (A_bar x)_i >= 0) iff a/sigma_A <= (8 + 4 sqrt 3) "
+        "log(m/delta) = 14.93 log(m/delta); above it it fails for x = e_1 (Pr <= 2^-m). No "
+        "positive floor holds for every admissible x: for x = e_1, (A_bar x)_i = 0 with "
+        "probability >= 1/2."
+    ),
 )
 
 
@@ -369,14 +542,22 @@ B5_PART2 = Claim(
         ),
     ),
     notes="0 <= (A_bar x)_i has mean at most sigma_A/sqrt(2 pi), far below the floor.",
+    corrected=(
+        "Pr[(A_bar x)_i >= 0.02 a^2/sigma_A] <= 50 sigma_A^2/(sqrt(2 pi) a^2) (Markov, "
+        "E[(A_bar x)_i] <= sigma_A/sqrt(2 pi)), below 0.01 under the premise; the only floor "
+        "valid for every admissible x with probability > 1 - delta is (A_bar x)_i >= 0."
+    ),
 )
 
 CLAIMS = (
     B1,
+    B1_PROOF_T,
     B2,
     B2_MOMENTS,
     B3,
     B4,
+    B4_PROOF_NORM,
+    B4_PROOF_INF,
     B5_MEAN_STEP,
     B5_MEAN,
     B5_SECOND_MOMENT_STEP,

@@ -60,6 +60,10 @@ C4_VARIANCE = Claim(
         ),
     ),
     notes="The formula is Var[x | |x| <= a], the variance of the conditioned Gaussian.",
+    corrected=(
+        "Var[f(x)] = E[x^2 1{|x| <= a}] = erf(a/sqrt 2) - sqrt(2/pi) a exp(-a^2/2); the "
+        "published expression is this divided by erf(a/sqrt 2), i.e. Var[x | |x| <= a]."
+    ),
 )
 
 C4_SMALL_A = Claim(
@@ -79,6 +83,10 @@ C4_SMALL_A = Claim(
         ),
     ),
     notes="The expansion starts a^2/3; Var[x 1{|x| <= a}] itself is sqrt(2/pi) a^3/3 + O(a^5).",
+    corrected=(
+        "1 - sqrt(2/pi) a exp(-a^2/2)/erf(a/sqrt 2) = a^2/3 - 2 a^4/45 + O(a^6) (the variance "
+        "of x given |x| <= a); Var[x 1{|x| <= a}] = sqrt(2/pi) a^3/3 + O(a^5)."
+    ),
 )
 
 C4_LARGE_A = Claim(

@@ -129,6 +129,13 @@ D3 = Claim(
     ),
     checks=(_d3_check("statement"),),
     notes="The statement has no sigma_A; the proof's last line has it (huang.D3.proof).",
+    corrected=(
+        "Pr[GS_2 > t] = 1 - F_{chi^2_m}(t^2/sigma_A^2)^d for GS_2 = max_k ||A_(*,k)||_2, so the "
+        "bound t = 2 (sqrt(md) + sqrt(log(1/delta))) holds iff sigma_A <= t / "
+        "sqrt(F^-1_{chi^2_m}((1 - delta)^(1/d))) (4.98 at m = 64, d = 8, delta = 0.05); for "
+        "every sigma_A, GS_2 <= sigma_A (sqrt(m) + sqrt(2 log(d/delta))) w.p. >= 1 - delta "
+        "(Lemma A.6 per column, union bound over the d columns)."
+    ),
 )
 
 _m, _d, _L = sp.symbols("m d L", positive=True)

@@ -19,7 +19,7 @@ from bounds.claims.checks import (
     SymbolicCheck,
 )
 from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _xs
+from bounds.claims.huang.common import _RA, _xs
 
 _E3_D = 16
 _E3_MS = (16, 128, 1024, 4096)
@@ -103,10 +103,25 @@ LAPLACE_FOURTH = Claim(
 )
 
 
-def _part2_max_true(b, m, delta):
-    u = (b * np.log(m / delta)) ** 0.25  # z <= sqrt(b log(m/delta))  <=>  |e| <= u
-    return -np.expm1(-u / b)
+def _part2_log_ratio(m, delta):
+    """L = log(m/delta), the log-factor of Part 2's tail bound."""
+    return np.log(m / delta)
 
+
+def _part2_max_true(b, m, delta):
+    """The exact (1 - delta/m)-quantile of z_i = e_i^2, e_i ~ Lap(0, b): b^2 log^2(m/delta).
+
+    Pr[z_i > t^2] = Pr[|e_i| > t] = exp(-t/b), which equals delta/m at t = b log(m/delta).
+    """
+    return (b * _part2_log_ratio(m, delta)) ** 2
+
+
+def _part2_max_claimed(b, m, delta):
+    """The published threshold sqrt(b_i log(m/delta)) (units b^(1/2), where z_i has b^2)."""
+    return np.sqrt(b * _part2_log_ratio(m, delta))
+
+
+_lam, _L = sp.symbols("lam L", positive=True)
 
 PART2_MAX = Claim(
     id="huang.E2.part2_max",
@@ -117,23 +132,50 @@ PART2_MAX = Claim(
         "z_i <= sqrt(b_i log(m/delta)) with probability at least 1 - delta/m."
     ),
     checks=(
+        # The claim holds iff its threshold is at least the exact (1 - delta/m)-quantile;
+        # b_i sweeps 12 decades, so a threshold of the wrong units fails on part of them.
         GridCheck(
             true=_part2_max_true,
-            claimed=lambda b, m, delta: 1 - delta / m + 0 * b,
+            claimed=_part2_max_claimed,
             params=(
-                Param("b", 1e-4, 100.0, scale="log", points=61, label="b_i"),
+                Param("b", 1e-6, 1e6, scale="log", points=121, label="b_i"),
                 Param("m", 10, 10_000, scale="log", integer=True, points=7),
                 Param("delta", 1e-3, 0.1, scale="log", points=5),
             ),
-            relation=">=",
-            true_label="Pr[z_i <= sqrt(b_i log(m/delta))] = 1 - exp(-(b log(m/delta))^(1/4)/b)",
-            claimed_label="1 - delta/m",
+            relation="<=",
+            true_label="(1 - delta/m)-quantile of z_i = b_i^2 log^2(m/delta) (exact)",
+            claimed_label="sqrt(b_i log(m/delta))",
             domain_param="b",
+            domain_verdict=False,  # a domain in the units of b_i is no domain (units check)
+            atol=0.0,
+        ),
+        # Units: rescaling b_i by lambda multiplies z_i, hence its quantile, by lambda^2; a
+        # threshold valid in every unit must scale the same way.
+        SymbolicCheck(
+            true=(_lam * _bs * _L) ** 2 / (_bs * _L) ** 2,
+            claimed=sp.sqrt(_lam * _bs * _L) / sp.sqrt(_bs * _L),
+            relation="==",
+            params=(
+                Param("lam", 1e-6, 1e6, scale="log", points=25, label="unit change of b_i"),
+                Param("b", 1e-3, 1e3, scale="log", points=7),
+                Param("L", 1.0, 30.0, scale="log", points=5, label="log(m/delta)"),
+            ),
+            true_label="quantile(lambda b)/quantile(b) = lambda^2",
+            claimed_label="threshold(lambda b)/threshold(b) = sqrt(lambda)",
         ),
     ),
     notes=(
         "The Laplace tail Pr[|e| >= t] = exp(-t/b) gives z_i <= b_i^2 log^2(m/delta) with "
-        "probability 1 - delta/m; the published threshold is not even of the right dimension."
+        "probability exactly 1 - delta/m. The published threshold has units b^(1/2), not b^2: "
+        "it is at least the quantile only for b_i <= 1/log(m/delta) (smallest counterexample "
+        "just above it, e.g. b_i = 0.2172 at m = 10, delta = 0.1), an edge that moves with "
+        "the unit of b_i, so the claim fails rather than holding on a domain."
+    ),
+    corrected=(
+        "z_i <= b_i^2 log^2(m/delta) with probability exactly 1 - delta/m, so max_i z_i <= "
+        "max_i b_i^2 log^2(m/delta) = sigma^2 log^2(m/delta) max_i (A_bar x)_i^2 =: M with "
+        "probability >= 1 - delta (union bound); the published sqrt(b_i log(m/delta)) is a "
+        "valid bound only where b_i <= 1/log(m/delta), which depends on the unit of b_i."
     ),
 )
 
@@ -199,6 +241,53 @@ PART1_LOSS = Claim(
         "The noise scale sigma (A_bar x)_i depends on the input, so the privacy loss grows "
         "linearly in |y|: no finite epsilon (bounds.equivalence, item 5)."
     ),
+    corrected=(
+        "With an input-dependent scale the loss sum_i |y_i| |1/(sigma (A_bar x_1)_i) - "
+        "1/(sigma (A_bar x_2)_i)| + O(1) is unbounded in y: no finite epsilon_dp. With a fixed "
+        "scale sigma c (c a floor of (A_bar x)_i) the Laplace mechanism (Theorem E.6) gives "
+        "epsilon_dp = (GS_1(f) + max_k ||A_bar_(*,k)||_1)/(sigma c), without the factor 2."
+    ),
+)
+
+
+def _folded_pruned_minus_dense(u, r):
+    """(A_tilde - A)_ij for folded pruning (entries y with 0 <= y <= a set to 0), sigma_A = 1."""
+    return np.where((u >= 0) & (u <= r), 0.0, u) - u
+
+
+ABAR_SIGN = Claim(
+    id="huang.E2.abar_sign",
+    paper="huang",
+    location="Theorem E.2 proof (A_bar = A_tilde - A) with Lemma B.5 (A_bar_ij = y z_ij)",
+    statement=(
+        "The matrix A_bar = A_tilde - A of the proof is Lemma B.5's A_bar_ij = y_ij "
+        "1{0 <= y_ij <= a}, so (A_bar x)_i >= 0 for x >= 0 and the scale sigma (A_bar x)_i "
+        "of e_i is nonnegative."
+    ),
+    checks=(
+        GridCheck(
+            true=_folded_pruned_minus_dense,
+            claimed=lambda u, r: np.where((u >= 0) & (u <= r), u, 0.0),
+            params=(
+                Param("u", -3.0, 3.0, points=121, label="y/sigma_A"),
+                Param("r", 0.1, 3.0, scale="log", points=9, label=_RA),
+            ),
+            relation="==",
+            true_label="(A_tilde - A)_ij, folded pruning of y",
+            claimed_label="Lemma B.5: y 1{0 <= y <= a}",
+            atol=0.0,
+        ),
+    ),
+    notes=(
+        "Pruning sets the kept-small weights to 0, so A_tilde - A = -(pruned weights): the "
+        "proof's A_bar is the negative of Lemma B.5's, (A_bar x)_i <= 0 for x >= 0, and "
+        "Lap(1, sigma) o (A_bar x) has a negative scale."
+    ),
+    corrected=(
+        "A_bar = A - A_tilde = y 1{0 <= y <= a} (the pruned weights), so that "
+        "g(x) = phi((A - A_bar) x + b) and e_i = (A_bar x)_i Lap(1, sigma) has scale "
+        "sigma (A_bar x)_i >= 0."
+    ),
 )
 
 CLAIMS = (
@@ -206,4 +295,5 @@ CLAIMS = (
     LAPLACE_FOURTH,
     PART2_MAX,
     PART1_LOSS,
+    ABAR_SIGN,
 )
