@@ -346,21 +346,36 @@ def huang_e2_part1():
     return HOLDS if all(loss(u) <= eps for u in np.geomspace(1e-3, 1e7, 41)) else FAILS
 
 
-def _part2_max_ok(b):
-    # z = e^2, e ~ Lap(0, b): Pr[z > sqrt(b L)] = Pr[|e| > (b L)^(1/4)] = exp(-(b L)^(1/4)/b)
-    # must be <= delta/m = exp(-L), L = log(m/delta), at every m, delta of the grid.
-    logs = [math.log(m / dl) for m in (10, 100, 10_000) for dl in (1e-3, 0.1)]
-    return all(-((b * lg) ** 0.25) / b <= -lg for lg in logs)
+def _laplace_tail(b, t):
+    """Pr[|e| > t] for e ~ Lap(0, b), by mpmath quadrature of the density."""
+    density = _laplace(0, b)
+    return 2 * mp.quad(density, [t, t + 50 * b, mp.inf])
 
 
-# (b L)^(1/4)/b >= L  iff  b <= 1/L: the domain is b <= 1/max L, L = log(10^4/10^-3).
-PART2_MAX_EDGE = 1 / math.log(10_000 / 1e-3)
+PART2_GRID = [(m, dl) for m in (10, 100, 10_000) for dl in (1e-3, 0.1)]
+
+
+def _part2_max_ok(b, threshold):
+    # z = e^2 <= threshold w.p. >= 1 - delta/m  iff  Pr[|e| > sqrt(threshold)] <= delta/m.
+    return all(
+        _laplace_tail(b, mp.sqrt(threshold(b, math.log(m / dl)))) <= dl / m * (1 + 1e-9)
+        for m, dl in PART2_GRID
+    )
 
 
 def huang_e2_part2_max():
-    edge = PART2_MAX_EDGE
-    assert _part2_max_ok(edge * (1 - 1e-6)) and not _part2_max_ok(edge * (1 + 1e-6))
-    return _verdict([_part2_max_ok(b) for b in np.geomspace(1e-4, 100, 41)])
+    # The published threshold sqrt(b L) holds for small b and fails for large b; z_i has the
+    # units of b^2, so a claim whose truth changes when b is expressed in another unit (here
+    # b -> 1000 b, a millimetre -> metre change) fails. The corrected b^2 L^2 holds at every b.
+    def published(b, lg):
+        return mp.sqrt(b * lg)
+
+    bs = np.geomspace(1e-6, 1e6, 25)
+    ok = [_part2_max_ok(b, published) for b in bs]
+    assert any(ok) and not all(ok)
+    assert all(_part2_max_ok(b, lambda b, lg: (b * lg) ** 2) for b in bs)
+    unit_free = all(_part2_max_ok(b, published) == _part2_max_ok(1000 * b, published) for b in bs)
+    return HOLDS if all(ok) else (FAILS if not unit_free else HOLDS_ON_DOMAIN)
 
 
 # Lemma D.3: A is m x d with N(0, sigma_A^2) entries, GS_2 = max_k ||A_(*,k)||_2 and
@@ -828,9 +843,6 @@ DOMAIN_EDGES = {
     # the registry tests points at 0.98 and 1.02 x its root of C: its last passing point is
     # within 3 % below the root (never above it)
     "huang.B5.constant_C": ("r", "high", B5_C_ROOT, (0.97, 1.0)),
-    # the registry compares 1 - exp(-(bL)^(1/4)/b) ~ 1 - 1e-7 against 1 - delta/m with
-    # rtol 1e-9, i.e. allows 1 % on delta/m; that moves the edge out by 0.08 %
-    "huang.E2.part2_max": ("b", "high", PART2_MAX_EDGE, (0.999, 1.002)),
     # Monte Carlo at 8 tested points, a factor (30/0.1)^(1/7) = 2.26 apart: the last passing
     # point (2.60) lies within one step below the exact edge (4.98), never above it
     "huang.D3": ("sigma_a", "high", D3_EDGE, (1 / 2.27, 1.0)),
@@ -849,9 +861,13 @@ def test_registry_domain_edge_agrees_with_an_independent_computation(claim_id):
 
 
 def test_every_registered_claim_has_an_independent_check():
-    # Fed-LTP's claims on Algorithm 2 as run and on the tables are re-derived in their own
-    # module (imported here, not at the top: it imports this module's helpers).
+    # Fed-LTP's claims on Algorithm 2 as run and on the tables, and Huang et al.'s newer
+    # claims, are re-derived in their own modules (imported here, not at the top: the
+    # Fed-LTP module imports this module's helpers).
     from test_claims_independent_fedltp import INDEPENDENT_FEDLTP
+    from test_claims_independent_huang import INDEPENDENT_HUANG
 
-    assert not set(INDEPENDENT) & set(INDEPENDENT_FEDLTP)
-    assert set(INDEPENDENT) | set(INDEPENDENT_FEDLTP) == {c.id for c in claims.all_claims()}
+    siblings = (INDEPENDENT_FEDLTP, INDEPENDENT_HUANG)
+    ids = [set(INDEPENDENT), *(set(s) for s in siblings)]
+    assert sum(len(s) for s in ids) == len(set().union(*ids))  # no claim checked twice
+    assert set().union(*ids) == {c.id for c in claims.all_claims()}
