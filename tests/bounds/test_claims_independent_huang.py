@@ -158,6 +158,22 @@ def huang_e2_abar_sign():
     return HOLDS if all(ok) else FAILS
 
 
+# --- Theorem E.2 proof, Part 2: closeness at Remark E.3's parameters -----------------------
+
+
+def huang_e2_part2_closeness():
+    # x = e_1, sigma = m, sigma_A = a = 1/m: z_i = (sigma A_bar_i1 W_i)^2, W_i ~ Lap(0, 1), with
+    # A_bar_i1 = y 1{0 <= y <= a}. Scale-free: E z = 2 int_0^1 y^2 phi, E z^2 = 24 int_0^1 y^4
+    # phi (mpmath). Chebyshev: Pr[mean z < eps^2] <= Var z/(m (E z - eps^2)^2), so the
+    # probability of (1/sqrt m) ||e - A_bar x|| >= eps is at least 1 minus that.
+    eps, delta = 0.05, 0.1
+    mean = 2 * mp.quad(lambda y: y**2 * mp.npdf(y), [0, 1])
+    var = 24 * mp.quad(lambda y: y**4 * mp.npdf(y), [0, 1]) - mean**2
+    assert mean > eps**2
+    ok = [1 - var / (m * (mean - eps**2) ** 2) <= delta for m in (100, 1000, 10_000, 10**6)]
+    return _verdict(ok)
+
+
 # --- Section 4.1: gradual pruning ---------------------------------------------------------
 
 
@@ -227,6 +243,7 @@ INDEPENDENT_HUANG = {
     "huang.B4.proof_norm": huang_b4_proof_norm,
     "huang.B4.proof_inf": huang_b4_proof_inf,
     "huang.E2.abar_sign": huang_e2_abar_sign,
+    "huang.E2.part2_closeness": huang_e2_part2_closeness,
 }
 
 

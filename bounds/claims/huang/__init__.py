@@ -51,7 +51,14 @@ from bounds.claims.huang.appendix_b import (
 from bounds.claims.huang.appendix_b import _b5_c_exact as _b5_c_exact
 from bounds.claims.huang.appendix_c import C4_LARGE_A, C4_SMALL_A, C4_VARIANCE
 from bounds.claims.huang.appendix_d import D1, D2, D3, D3_PROOF
-from bounds.claims.huang.appendix_e import ABAR_SIGN, E3, LAPLACE_FOURTH, PART1_LOSS, PART2_MAX
+from bounds.claims.huang.appendix_e import (
+    ABAR_SIGN,
+    E3,
+    LAPLACE_FOURTH,
+    PART1_LOSS,
+    PART2_CLOSENESS,
+    PART2_MAX,
+)
 from bounds.claims.huang.appendix_e import _part2_max_true as _part2_max_true
 from bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRUNING
 
@@ -97,5 +104,6 @@ __all__ = [
     "GRADUAL_PRUNING",
     "LAPLACE_FOURTH",
     "PART1_LOSS",
+    "PART2_CLOSENESS",
     "PART2_MAX",
 ]

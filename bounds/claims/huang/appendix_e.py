@@ -19,7 +19,7 @@ from bounds.claims.checks import (
     SymbolicCheck,
 )
 from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _RA, _xs
+from bounds.claims.huang.common import _RA, _truncated, _xs
 
 _E3_D = 16
 _E3_MS = (16, 128, 1024, 4096)
@@ -179,6 +179,56 @@ PART2_MAX = Claim(
     ),
 )
 
+_CLOSE_EPS, _CLOSE_DELTA = 0.05, 0.1  # Section 4.4's eps_ap = 0.05; delta_ap = 0.1
+
+
+def _closeness_sampler(rng, n, m):
+    """(1/sqrt m) ||e - A_bar x||_2 >= eps_ap at Remark E.3's parameters, x = e_1.
+
+    x = e_1 (nonnegative, unit norm) makes (A_bar x)_i = A_bar_i1, folded-pruned entries;
+    e_i - (A_bar x)_i = (L_i - 1)(A_bar x)_i with L_i ~ Lap(1, sigma).
+    """
+    p = eq.remark_e3_parameters(m)
+    bar = _truncated(rng, (n, m), p["a"], p["sigma_a"], one_sided=True)
+    deviation = rng.laplace(0.0, p["sigma"], size=(n, m)) * bar
+    return np.sqrt(np.mean(deviation**2, axis=1)) >= _CLOSE_EPS
+
+
+PART2_CLOSENESS = Claim(
+    id="huang.E2.part2_closeness",
+    paper="huang",
+    location="Theorem E.2 proof, Part 2 (conclusion) and Claim 3.4",
+    statement=(
+        "Pr[(1/sqrt m) ||e - A_bar x||_2 >= eps_ap] <= delta_ap for m large enough, with "
+        "Remark E.3's sigma = m, sigma_A = 1/sigma, a = sigma_A (eps_ap = 0.05, delta_ap = 0.1)."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_closeness_sampler,
+            claimed=lambda m: _CLOSE_DELTA,
+            points=tuple({"m": m} for m in (100, 1000, 10_000)),
+            relation="<=",
+            statistic="probability",
+            samples=200,
+            true_label="Pr[(1/sqrt m) ||e - A_bar x||_2 >= 0.05] (x = e_1)",
+            claimed_label="delta_ap = 0.1",
+        ),
+    ),
+    notes=(
+        "The proof bounds the deviation of (1/m) sum z_i from its mean and then reads it as a "
+        "bound on (1/m) sum z_i itself (bounds.equivalence, item 6): the mean 2 sigma^2 "
+        "E[(A_bar x)_i^2] stays 0.199 at every m here."
+    ),
+    corrected=(
+        "(1/m) ||e - A_bar x||_2^2 -> 2 sigma^2 E[(A_bar x)_i^2] (closeness_mean_square), "
+        "which Remark E.3's choices keep at 2 (Phi(1) - 1/2 - phi(1)) = 0.199 for x = e_1, so "
+        "(1/sqrt m) ||e - A_bar x||_2 -> 0.446 and the probability -> 1. Closeness needs "
+        "2 sigma^2 m_2 < eps_ap^2 (m_2 = E[(A_bar x)_i^2], m_4 = E[(A_bar x)_i^4]); then "
+        "m >= (24 m_4 - 4 m_2^2) sigma^4/(delta_ap (eps_ap^2 - 2 sigma^2 m_2)^2) suffices "
+        "(Chebyshev, required_width_corrected)."
+    ),
+)
+
 _P1_M, _P1_D, _P1_SIGMA, _P1_A, _P1_DELTA = 4, 3, 10.0, 1.0, 0.1
 _P1_X = (np.array([0.6, 0.8, 0.0]), np.array([0.8, 0.6, 0.0]))
 
@@ -294,6 +344,7 @@ CLAIMS = (
     E3,
     LAPLACE_FOURTH,
     PART2_MAX,
+    PART2_CLOSENESS,
     PART1_LOSS,
     ABAR_SIGN,
 )
