@@ -73,6 +73,39 @@ def huang_b1_proof_t():
     return _verdict(ok)
 
 
+# --- Lemma B.2, proof: the choice of t ---------------------------------------------------
+
+
+def _b2_step_ok(m, r, delta):
+    # t written out term by term (||x|| = sigma = 1) against 1000 m (1 + a^2) log^3(m/delta).
+    b_max = (10 * r * (math.sqrt(r) + 1) * math.log(m / delta)) ** 2
+    t = 50 * m * math.log(1 / delta) + 50 * m * b_max * math.log(1 / delta)
+    return t <= 1000 * m * (1 + r**2) * math.log(m / delta) ** 3
+
+
+def _b2_edge(m, delta):
+    return optimize.brentq(
+        lambda r: float(_b2_step_ok(m, r, delta)) - 0.5, 1e-3, 1e3, xtol=1e-14, rtol=1e-14
+    )
+
+
+def huang_b2_proof_t():
+    ms, deltas = (1, 10, 1000, 10**6), (1e-12, 1e-4, 0.05, 0.099)
+    rs = np.geomspace(1e-3, 1e3, 61)
+    return _verdict([all(_b2_step_ok(m, r, dl) for m in ms for dl in deltas) for r in rs])
+
+
+def test_b2_proof_t_edge():
+    # The edge in a/sigma grows with m and shrinks with delta: m = 1, delta = 0.099 binds.
+    edges = {(m, dl): _b2_edge(m, dl) for m in (1, 10, 10**6) for dl in (1e-6, 0.099)}
+    assert edges[(1, 0.099)] == min(edges.values())
+    assert edges[(1, 0.099)] < edges[(10, 0.099)] < edges[(10**6, 0.099)]
+    domain = _registry_domain("huang.B2.proof_t")
+    assert domain["param"] == "r"
+    assert domain["high"] == pytest.approx(edges[(1, 0.099)], rel=1e-4)  # bisected, 1e-9
+    assert f"{edges[(1, 0.099)]:.4g}" in claims.get_claim("huang.B2.proof_t").corrected
+
+
 # --- Lemma B.4, proof: ||e||_2^2 and ||e||_inf -------------------------------------------
 
 B4_DELTAS = [0.1 * 0.9**k for k in range(60, 0, -1)]  # ascending in (0.0002, 0.09)
@@ -240,6 +273,7 @@ INDEPENDENT_HUANG = {
     "huang.sec4_4.budget": huang_sec4_4_budget,
     "huang.sec4_4.figure8": huang_sec4_4_figure8,
     "huang.B1.proof_t": huang_b1_proof_t,
+    "huang.B2.proof_t": huang_b2_proof_t,
     "huang.B4.proof_norm": huang_b4_proof_norm,
     "huang.B4.proof_inf": huang_b4_proof_inf,
     "huang.E2.abar_sign": huang_e2_abar_sign,

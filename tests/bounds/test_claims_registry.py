@@ -89,6 +89,7 @@ EXPECTED = {
     "huang.B1.proof_t": HOLDS,
     "huang.B2": HOLDS,
     "huang.B2.moments": HOLDS_ON_DOMAIN,
+    "huang.B2.proof_t": HOLDS_ON_DOMAIN,
     "huang.B3": HOLDS,
     "huang.B4": HOLDS,
     "huang.B4.proof_norm": HOLDS_ON_DOMAIN,

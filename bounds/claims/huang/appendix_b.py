@@ -153,6 +153,55 @@ B2 = Claim(
     ),
 )
 
+
+def _b2_proof_t(m, r, delta):
+    """The proof's t / (m ||x||^2 sigma^2): 50 L_1 (1 + 100 r^2 (sqrt r + 1)^2 L_m^2), r = a/sigma,
+    L_1 = log(1/delta), L_m = log(m/delta) (b_max = (10 ||x|| a (sqrt r + 1) L_m)^2)."""
+    lg1, lgm = -np.log(delta), np.log(m / delta)
+    return 50 * lg1 * (1 + 100 * r**2 * (np.sqrt(r) + 1) ** 2 * lgm**2)
+
+
+B2_PROOF_T = Claim(
+    id="huang.B2.proof_t",
+    paper="huang",
+    location="Lemma B.2 (proof, choice of t)",
+    statement=(
+        "The proof's t = 50 m sigma^2 ||x||^2 log(1/delta) + 50 m b_max log(1/delta), b_max = "
+        "(10 ||x|| a (sqrt(a/sigma) + 1) log(m/delta))^2, is at most the lemma's threshold "
+        "1000 m ||x||^2 (sigma^2 + a^2) log^3(m/delta)."
+    ),
+    checks=(
+        GridCheck(
+            true=_b2_proof_t,
+            claimed=lambda m, r, delta: eq.lemma_b2_threshold(m, 1.0, r, 1.0, delta) / m,
+            params=(
+                Param("m", 1, 1_000_000, scale="log", integer=True, points=25),
+                Param("r", 1e-3, 1e3, scale="log", points=61, label=_R),
+                Param("delta", 1e-12, 0.099, scale="log", points=13),
+            ),
+            relation="<=",
+            true_label="the proof's t / m (||x|| = sigma = 1)",
+            claimed_label="1000 (sigma^2 + a^2) log^3(m/delta)",
+            domain_param="r",
+            atol=0.0,
+        ),
+    ),
+    notes=(
+        "b_max alone contributes 5000 a^2 (sqrt(a/sigma) + 1)^2 log^2(m/delta) log(1/delta) "
+        "per row, above the threshold's 1000 a^2 log^3(m/delta) unless log(m/delta) is much "
+        "larger than log(1/delta): the lemma holds numerically (huang.B2) because its "
+        "threshold is loose, not by this proof. The binding case is m = 1, delta -> 1/10."
+    ),
+    corrected=(
+        "The proof establishes the threshold 50 m ||x||^2 log(1/delta) (sigma^2 + 100 a^2 "
+        "(sqrt(a/sigma) + 1)^2 log^2(m/delta)); it is below the stated one iff 50 L_1 (1 + "
+        "100 r^2 (sqrt r + 1)^2 L_m^2) <= 1000 (1 + r^2) L_m^3 (r = a/sigma, L_1 = log(1/delta), "
+        "L_m = log(m/delta)), which at m = 1 reads 5000 r^2 (sqrt r + 1)^2 + 50/L_1^2 <= "
+        "1000 (1 + r^2): a <= 0.3003 sigma as delta -> 1/10, larger for larger m."
+    ),
+)
+
+
 B2_MOMENTS = Claim(
     id="huang.B2.moments",
     paper="huang",
@@ -553,6 +602,7 @@ CLAIMS = (
     B1,
     B1_PROOF_T,
     B2,
+    B2_PROOF_T,
     B2_MOMENTS,
     B3,
     B4,
