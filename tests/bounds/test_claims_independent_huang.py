@@ -305,6 +305,10 @@ def test_part2_max_reports_the_units_dependent_edge():
     domain = _registry_domain("huang.E2.part2_max")
     # bisection to ~1e-9 relative; 1e-6 is far below one grid step (26 % on 121 log points)
     assert domain["high"] == pytest.approx(1 / math.log(10_000 / 1e-3), rel=1e-6)
+    # and per width m (at the grid's smallest delta, 1e-3) the edge 1/log(m/delta)
+    (by_m,) = [b for b in domain["boundaries"] if b["param"] == "m"]
+    for m, high in zip(by_m["values"], by_m["high"], strict=True):
+        assert high == pytest.approx(1 / math.log(m / 1e-3), rel=1e-6)
     assert "b_i^2 log^2(m/delta)" in result.claim.corrected
 
 
