@@ -207,6 +207,22 @@ def huang_e2_part2_closeness():
     return _verdict(ok)
 
 
+# --- Table 1 against Theorems E.1 and E.2 -------------------------------------------------
+
+
+def huang_table1():
+    # Theorem E.1: 2 GS_1 (m/delta)/(sigma sigma_A); E.2: 2 GS_1 log(m/delta)/(sigma sigma_A)
+    # (as printed in Appendix E.1); Table 1's rows as printed: the same without the 2.
+    ok = []
+    for sigma, sigma_a, m, delta in ((1.0, 1.0, 10, 0.1), (100.0, 0.01, 1000, 1e-5)):
+        gs1 = m * sigma_a
+        for factor in (m / delta, math.log(m / delta)):
+            theorem = 2 * gs1 * factor / (sigma * sigma_a)
+            table = gs1 / (sigma * sigma_a) * factor
+            ok.append(math.isclose(theorem, table, rel_tol=1e-12))
+    return _verdict(ok)
+
+
 # --- Section 4.1: gradual pruning ---------------------------------------------------------
 
 
@@ -278,6 +294,7 @@ INDEPENDENT_HUANG = {
     "huang.B4.proof_inf": huang_b4_proof_inf,
     "huang.E2.abar_sign": huang_e2_abar_sign,
     "huang.E2.part2_closeness": huang_e2_part2_closeness,
+    "huang.table1": huang_table1,
 }
 
 

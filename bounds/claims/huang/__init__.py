@@ -59,6 +59,7 @@ from bounds.claims.huang.appendix_e import (
     PART1_LOSS,
     PART2_CLOSENESS,
     PART2_MAX,
+    TABLE1,
 )
 from bounds.claims.huang.appendix_e import _part2_max_true as _part2_max_true
 from bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRUNING
@@ -108,4 +109,5 @@ __all__ = [
     "PART1_LOSS",
     "PART2_CLOSENESS",
     "PART2_MAX",
+    "TABLE1",
 ]

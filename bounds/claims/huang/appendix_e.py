@@ -179,6 +179,49 @@ PART2_MAX = Claim(
     ),
 )
 
+_TABLE1_PARAMS = (
+    Param("sigma", 1e-2, 1e4, scale="log", points=7),
+    Param("sigma_a", 1e-4, 1.0, scale="log", points=5, label="sigma_A"),
+    Param("m", 1, 100_000, scale="log", integer=True, points=6),
+    Param("delta_dp", 1e-6, 0.5, scale="log", points=5),
+)
+
+
+def _table1_check(theorem, stated):
+    """Table 1's row against the theorem as stated, GS_1 = m sigma_A (Remark E.3's order)."""
+    return GridCheck(
+        true=lambda sigma, sigma_a, m, delta_dp: stated(
+            sigma, sigma_a, m, 1, delta_dp, gs1=m * sigma_a
+        ),
+        claimed=lambda sigma, sigma_a, m, delta_dp: eq.epsilon_dp_table1(
+            sigma, sigma_a, m, 1, delta_dp, theorem=theorem, gs1=m * sigma_a
+        ),
+        params=_TABLE1_PARAMS,
+        relation="==",
+        true_label=f"epsilon_dp of Theorem {theorem} as stated (nats)",
+        claimed_label=f"Table 1, row Theorem {theorem}",
+    )
+
+
+TABLE1 = Claim(
+    id="huang.table1",
+    paper="huang",
+    location="Table 1 (Summary of two results)",
+    statement=(
+        "Table 1 summarises Theorems E.1 and E.2: epsilon_dp = GS_1(f)/(sigma sigma_A) "
+        "(m/delta_dp) and GS_1(f)/(sigma sigma_A) log(m/delta_dp)."
+    ),
+    checks=(
+        _table1_check("E.1", eq.epsilon_dp_theorem_e1),
+        _table1_check("E.2", eq.epsilon_dp_theorem_e2),
+    ),
+    notes="Both theorems (and Remark E.3) carry a factor 2 that the table drops.",
+    corrected=(
+        "epsilon_dp = 2 GS_1(f) (m/delta_dp)/(sigma sigma_A) (Theorem E.1, magnitude pruning) "
+        "and 2 GS_1(f) log(m/delta_dp)/(sigma sigma_A) (Theorem E.2, folded pruning)."
+    ),
+)
+
 _CLOSE_EPS, _CLOSE_DELTA = 0.05, 0.1  # Section 4.4's eps_ap = 0.05; delta_ap = 0.1
 
 
@@ -341,6 +384,7 @@ ABAR_SIGN = Claim(
 )
 
 CLAIMS = (
+    TABLE1,
     E3,
     LAPLACE_FOURTH,
     PART2_MAX,
