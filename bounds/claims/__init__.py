@@ -4,9 +4,12 @@
 :class:`ClaimResult` per claim with a verdict (``holds``, ``holds-on-domain``, ``fails``,
 ``inconclusive``) and its evidence; :mod:`bounds.claims.report` renders them. The check
 kinds and how each reaches a verdict are in :mod:`bounds.claims.checks`; the claims are in
-:mod:`bounds.claims.priprune` (PriPrune's proof of Theorem 1), :mod:`bounds.claims.huang`
+:mod:`bounds.claims.priprune` (PriPrune's proof of Theorem 1),
+:mod:`bounds.claims.priprune_statements` (PriPrune's monotonicity statements, NMI footnote
+and defense equations), :mod:`bounds.claims.huang`
 (Huang et al., appendices A-E), :mod:`bounds.claims.fedltp` (Fed-LTP, Lemma 1 and
-Theorem 1) and :mod:`bounds.claims.mine` (the Donsker-Varadhan bound behind H-MINE).
+Theorem 1) and :mod:`bounds.claims.mine` (the Donsker-Varadhan bound behind H-MINE, its
+minibatch estimate and the input layer).
 
 Example::
 

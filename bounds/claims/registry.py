@@ -1,7 +1,7 @@
 """The registry of every checkable claim, selection by paper or id, and the run loop.
 
-Order: PriPrune, Huang et al., Fed-LTP, H-MINE (``bounds.claims.priprune``, ``.huang``,
-``.fedltp``, ``.mine``). ``run_claims`` runs a selection with the claims' own seeds
+Order: PriPrune, Huang et al., Fed-LTP, H-MINE (``bounds.claims.priprune`` and
+``.priprune_statements``, ``.huang``, ``.fedltp``, ``.mine``). ``run_claims`` runs a selection with the claims' own seeds
 (``bounds.claims.claim.claim_seed``), so a claim gives the same numbers alone or in a full
 run; ``thorough=True`` multiplies every Monte Carlo sample size by ``THOROUGH_EFFORT``.
 """
@@ -12,14 +12,14 @@ import logging
 
 from tqdm.auto import tqdm
 
-from bounds.claims import fedltp, huang, mine, priprune
+from bounds.claims import fedltp, huang, mine, priprune, priprune_statements
 from bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
 from bounds.validation import check_bool, check_int
 
 logger = logging.getLogger(__name__)
 
 THOROUGH_EFFORT = 10.0
-_CLAIMS = priprune.CLAIMS + huang.CLAIMS + fedltp.CLAIMS + mine.CLAIMS
+_CLAIMS = priprune.CLAIMS + priprune_statements.CLAIMS + huang.CLAIMS + fedltp.CLAIMS + mine.CLAIMS
 _BY_ID = {c.id: c for c in _CLAIMS}
 if len(_BY_ID) != len(_CLAIMS):
     raise RuntimeError("claim ids must be unique")
