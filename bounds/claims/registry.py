@@ -1,9 +1,10 @@
 """The registry of every checkable claim, selection by paper or id, and the run loop.
 
 Order: PriPrune, Huang et al., Fed-LTP, H-MINE (``bounds.claims.priprune`` and
-``.priprune_statements``, ``.huang``, ``.fedltp``, ``.mine``). ``run_claims`` runs a selection with the claims' own seeds
-(``bounds.claims.claim.claim_seed``), so a claim gives the same numbers alone or in a full
-run; ``thorough=True`` multiplies every Monte Carlo sample size by ``THOROUGH_EFFORT``.
+``.priprune_statements``, ``.huang``, ``.fedltp``, ``.mine``). ``run_claims`` runs a
+selection with the claims' own seeds (``bounds.claims.claim.claim_seed``), so a claim gives
+the same numbers alone or in a full run; ``thorough=True`` multiplies every Monte Carlo
+sample size by ``THOROUGH_EFFORT``.
 """
 
 from __future__ import annotations

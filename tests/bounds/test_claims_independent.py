@@ -861,13 +861,15 @@ def test_registry_domain_edge_agrees_with_an_independent_computation(claim_id):
 
 
 def test_every_registered_claim_has_an_independent_check():
-    # Fed-LTP's claims on Algorithm 2 as run and on the tables, and Huang et al.'s newer
-    # claims, are re-derived in their own modules (imported here, not at the top: the
-    # Fed-LTP module imports this module's helpers).
+    # Fed-LTP's claims on Algorithm 2 as run and on the tables, Huang et al.'s newer claims,
+    # and PriPrune's statement claims with the newer H-MINE ones are re-derived in their own
+    # modules (imported here, not at the top: the Fed-LTP module imports this module's
+    # helpers).
     from test_claims_independent_fedltp import INDEPENDENT_FEDLTP
     from test_claims_independent_huang import INDEPENDENT_HUANG
+    from test_claims_independent_priprune import INDEPENDENT as INDEPENDENT_PRIPRUNE
 
-    siblings = (INDEPENDENT_FEDLTP, INDEPENDENT_HUANG)
+    siblings = (INDEPENDENT_FEDLTP, INDEPENDENT_HUANG, INDEPENDENT_PRIPRUNE)
     ids = [set(INDEPENDENT), *(set(s) for s in siblings)]
     assert sum(len(s) for s in ids) == len(set().union(*ids))  # no claim checked twice
     assert set().union(*ids) == {c.id for c in claims.all_claims()}

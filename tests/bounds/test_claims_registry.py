@@ -32,6 +32,10 @@ REQUIRED = {
         "priprune.theorem1_gaussian",
         "priprune.mi_le_entropies",
         "priprune.finite_leakage",
+        "priprune.monotone_p",
+        "priprune.monotone_B",
+        "priprune.monotone_dstar",
+        "priprune.nmi_chance",
     ],
     "huang": [
         "huang.A4",
@@ -82,6 +86,14 @@ EXPECTED = {
     "huang.sec4_1.gradual_pruning": HOLDS,
     "huang.sec4_4.budget": FAILS,
     "huang.sec4_4.figure8": HOLDS,
+    "priprune.monotone_p": HOLDS_ON_DOMAIN,
+    "priprune.monotone_B": HOLDS,
+    "priprune.monotone_dstar": HOLDS_ON_DOMAIN,
+    "priprune.monotone_T": HOLDS_ON_DOMAIN,
+    "priprune.nmi_chance": FAILS,
+    "priprune.gumbel_mask_probability": HOLDS,
+    "priprune.eq17_alpha_order": HOLDS,
+    "priprune.eq17_uniform_layer_sparsity": HOLDS_ON_DOMAIN,
     "huang.A4": HOLDS,
     "huang.A5": HOLDS,
     "huang.A6": HOLDS,
@@ -129,6 +141,8 @@ EXPECTED = {
     "fedltp.table3.comm_units": FAILS,
     "fedltp.eq18.noise_variance": FAILS,
     "hmine.dv_bound": HOLDS,
+    "hmine.alg1_minibatch_lower_bound": FAILS,
+    "hmine.input_layer_reduction": FAILS,
 }
 
 ALL = claims.all_claims()

@@ -124,6 +124,8 @@ class SymbolicCheck:
         }
         if "counterexample" in numeric.numbers:
             numbers["counterexample"] = numeric.numbers["counterexample"]
+        if "domain" in numeric.numbers:  # the domain the numeric grid found, for reports
+            numbers["domain"] = numeric.numbers["domain"]
         if decided is True:
             if numeric.verdict == HOLDS:
                 text = "= 0" if self.relation == "==" else ">= 0 under the assumptions"
