@@ -15,7 +15,9 @@ the statements about the metric and the defense:
   probability :math:`\alpha`;
 * the privacy loss eq. (8) (AAAI) / eq. (17) (journal) with the sharing penalty of eq. (6) /
   (16): larger gradients get a larger :math:`\alpha`, and the layer weighting
-  :math:`N_l/\sum N_l` gives every layer the same mean :math:`\alpha`.
+  :math:`N_l/\sum N_l` gives every layer the same mean :math:`\alpha`;
+* the Mix defense rate (AAAI appendix "Defense Details", journal Appendix D.1) as the sum
+  of its largest-gradient and random parts.
 """
 
 from __future__ import annotations
@@ -380,6 +382,67 @@ LAYER_UNIFORM = Claim(
     ),
 )
 
+# ---------------------------------------------------------------------------------------
+# The Mix defense rate (AAAI appendix "Defense Details", journal Appendix D.1)
+# ---------------------------------------------------------------------------------------
+
+_MIX_WEIGHTS = 2_000
+
+
+def _mix_pruned_fraction(rng, n, largest, random):
+    """Pruned fraction of n Mix masks: the top ``largest`` gradients and a random ``random``.
+
+    Gradient magnitudes are |N(0, 1)| per weight; the random part is the Random defense
+    mask, each weight pruned with probability ``random`` independently of the largest part.
+    """
+    grads = np.abs(rng.standard_normal((n, _MIX_WEIGHTS)))
+    k = round(largest * _MIX_WEIGHTS)
+    top = np.zeros((n, _MIX_WEIGHTS), dtype=bool)
+    if k:
+        top[np.arange(n)[:, None], np.argpartition(-grads, k - 1, axis=1)[:, :k]] = True
+    return np.mean(top | (rng.uniform(size=(n, _MIX_WEIGHTS)) < random), axis=1)
+
+
+MIX_RATE = Claim(
+    id="priprune.mix_defense_rate",
+    paper="priprune",
+    location=(
+        "AAAI appendix 'Defense Details', PruneFL + Mix (journal Appendix D.1): "
+        "p_largest = 0.15 and p_random = 0.15"
+    ),
+    statement=(
+        "The defense pruning rate of Mix, the largest-gradient mask combined with the random "
+        "mask, is the sum p_largest + p_random (0.15 + 0.15 = 0.3, as for Largest and Random)."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_mix_pruned_fraction,
+            claimed=lambda largest, random: largest + random,
+            points=tuple(
+                # 30 % largest with 0 % random is deterministic (exactly 0.3): left out
+                {"largest": a, "random": round(0.3 - a, 2)}
+                for a in (0.0, 0.1, 0.15, 0.2)
+            ),
+            relation="==",
+            statistic="mean",
+            samples=200,
+            true_label=f"pruned fraction of the union of the two masks ({_MIX_WEIGHTS} weights)",
+            claimed_label="p_largest + p_random",
+            labels={"largest": "p_largest", "random": "p_random"},
+        ),
+    ),
+    notes=(
+        "The papers' Random defense prunes each weight at rate p_random; combined with the "
+        "largest-gradient mask, some randomly chosen weights are already pruned."
+    ),
+    corrected=(
+        "Two independent masks prune 1 - (1 - p_largest)(1 - p_random) = p_largest + "
+        "p_random - p_largest p_random (0.2775 for 0.15 + 0.15); the rates add only when the "
+        "random weights are drawn among those the largest-gradient mask keeps, at rate "
+        "p_random / (1 - p_largest)."
+    ),
+)
+
 CLAIMS = (
     MONOTONE_P,
     MONOTONE_B,
@@ -389,4 +452,5 @@ CLAIMS = (
     GUMBEL_HARD_MASK,
     ALPHA_ORDER,
     LAYER_UNIFORM,
+    MIX_RATE,
 )

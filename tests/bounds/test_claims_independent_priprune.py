@@ -4,8 +4,9 @@ Each function below computes the true and the claimed quantity by a route that d
 through the registry's check: mpmath numerical derivatives of the bound written out here
 (or of Gaussian entropies from scipy), scikit-learn's ``normalized_mutual_info_score`` on
 freshly drawn images and on scikit-learn's digits, mpmath quadrature of the Gumbel
-densities, per-weight scipy minimisation of the defense loss, Gauss-Hermite quadrature of
-the DV critic, and parameter counts of explicitly shaped weight arrays. The verdict (and
+densities, per-weight scipy minimisation of the defense loss, the exact expected size of a
+union of masks summed weight by weight, Gauss-Hermite quadrature of the DV critic, and
+parameter counts of explicitly shaped weight arrays. The verdict (and
 the domain edge for holds-on-domain claims) derived here must equal the registry's.
 Only the verdicts and domains of ``run_claims`` are read from ``bounds``.
 """
@@ -76,8 +77,7 @@ def monotone_p():
     # p-dependent term), for d = 1 and 10^6.
     published = [mp.diff(lambda q: _published(q, 4, 3, 0.0), p) <= 0 for p in P_GRID]
     corrected = [
-        all(mp.diff(lambda q, d=d: d * _hb_bits(q), p) <= 1e-12 for d in (1, 10**6))
-        for p in P_GRID
+        all(mp.diff(lambda q, d=d: d * _hb_bits(q), p) <= 1e-12 for d in (1, 10**6)) for p in P_GRID
     ]
     return _conjunction(_verdict(published), _verdict(corrected))
 
@@ -231,6 +231,23 @@ def eq17_uniform_layer_sparsity():
 # no alpha clips at 1 while rate * |g_j| / mean_l |g| <= 1 in every layer
 UNIFORM_EDGE = min(g.mean() / g.max() for g in LAYERS)
 
+# --- Mix defense rate -------------------------------------------------------------------
+
+
+def mix_defense_rate():
+    # Exact expected union fraction of a fixed set of k = a d largest weights and a random
+    # mask that prunes each weight with probability b: E|union|/d = a + (1 - a) b, written as
+    # a sum over the d weights (explicit loop), against the claimed a + b.
+    d = 2000
+    fails = []
+    for a in (0.0, 0.1, 0.15, 0.2):
+        b = round(0.3 - a, 2)
+        k = round(a * d)
+        expected = sum(1.0 if j < k else b for j in range(d)) / d
+        fails.append(abs(expected - (a + b)) > 1e-9)
+    return FAILS if any(fails) else HOLDS
+
+
 # --- H-MINE ----------------------------------------------------------------------------
 
 
@@ -276,6 +293,7 @@ INDEPENDENT = {
     "priprune.gumbel_mask_probability": gumbel_mask_probability,
     "priprune.eq17_alpha_order": eq17_alpha_order,
     "priprune.eq17_uniform_layer_sparsity": eq17_uniform_layer_sparsity,
+    "priprune.mix_defense_rate": mix_defense_rate,
     "hmine.alg1_minibatch_lower_bound": hmine_alg1_minibatch_lower_bound,
     "hmine.input_layer_reduction": hmine_input_layer_reduction,
 }

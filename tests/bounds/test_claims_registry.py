@@ -94,6 +94,7 @@ EXPECTED = {
     "priprune.gumbel_mask_probability": HOLDS,
     "priprune.eq17_alpha_order": HOLDS,
     "priprune.eq17_uniform_layer_sparsity": HOLDS_ON_DOMAIN,
+    "priprune.mix_defense_rate": FAILS,
     "huang.A4": HOLDS,
     "huang.A5": HOLDS,
     "huang.A6": HOLDS,
