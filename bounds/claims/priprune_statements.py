@@ -17,7 +17,8 @@ the statements about the metric and the defense:
   (16): larger gradients get a larger :math:`\alpha`, and the layer weighting
   :math:`N_l/\sum N_l` gives every layer the same mean :math:`\alpha`;
 * the Mix defense rate (AAAI appendix "Defense Details", journal Appendix D.1) as the sum
-  of its largest-gradient and random parts.
+  of its largest-gradient and random parts;
+* the parameter count of Conv-2 ("Impact of Model Size") from LEAF's layer sizes.
 """
 
 from __future__ import annotations
@@ -443,6 +444,51 @@ MIX_RATE = Claim(
     ),
 )
 
+# ---------------------------------------------------------------------------------------
+# Model size (AAAI "Impact of Model Size", journal Section 4.2.4)
+# ---------------------------------------------------------------------------------------
+
+
+def _leaf_cnn_parameters(classes):
+    """Weights and biases of LEAF's FEMNIST CNN (Caldas et al. 2019), the papers' Conv-2.
+
+    28x28x1 input; conv 5x5 to 32 channels and conv 5x5 to 64 channels ('same' padding),
+    each followed by 2x2 max-pooling (to 7x7x64 = 3136); dense 2048; dense ``classes``.
+    """
+    conv1 = 5 * 5 * 1 * 32 + 32
+    conv2 = 5 * 5 * 32 * 64 + 64
+    dense = 7 * 7 * 64 * 2048 + 2048
+    return conv1 + conv2 + dense + 2048 * classes + classes
+
+
+CONV2_SIZE = Claim(
+    id="priprune.conv2_parameter_count",
+    paper="priprune",
+    location="AAAI 'Impact of Model Size' (journal Section 4.2.4): Conv-2 has 6,603,710 parameters",
+    statement=(
+        "The FEMNIST model Conv-2 of Caldas et al. (2019), two convolutional and two linear "
+        "layers, has 6,603,710 parameters."
+    ),
+    checks=(
+        GridCheck(
+            true=_leaf_cnn_parameters,
+            claimed=lambda classes: 6_603_710 + 0 * classes,
+            params=(Param("classes", 62, 62, integer=True, points=1, label="FEMNIST classes"),),
+            relation="==",
+            true_label="parameters of the LEAF FEMNIST CNN",
+            claimed_label="6,603,710",
+            rtol=0.0,
+            atol=0.5,
+        ),
+    ),
+    notes=(
+        "Conv-1, Conv-4 and Conv-6 (3,815,566, 13,657,406 and 25,324,350) have no stated "
+        "layer sizes, so they are not checked; LEAF's CNN minus one convolution would have "
+        "more parameters than Conv-2 (a 14x14x32 = 6272-input dense layer: 12,974,974), not "
+        "the 3,815,566 stated for Conv-1."
+    ),
+)
+
 CLAIMS = (
     MONOTONE_P,
     MONOTONE_B,
@@ -453,4 +499,5 @@ CLAIMS = (
     ALPHA_ORDER,
     LAYER_UNIFORM,
     MIX_RATE,
+    CONV2_SIZE,
 )

@@ -248,6 +248,25 @@ def mix_defense_rate():
     return FAILS if any(fails) else HOLDS
 
 
+# --- Conv-2 parameter count -------------------------------------------------------------
+
+
+def conv2_parameter_count():
+    # LEAF FEMNIST CNN built from explicitly shaped weight and bias arrays; the flattened
+    # size after two 'same' convolutions and two 2x2 poolings is found by shrinking 28 twice.
+    side = 28
+    for _ in range(2):
+        side //= 2
+    shapes = [
+        (32, 1, 5, 5), (32,),
+        (64, 32, 5, 5), (64,),
+        (2048, side * side * 64), (2048,),
+        (62, 2048), (62,),
+    ]  # fmt: skip
+    total = sum(np.zeros(shape).size for shape in shapes)
+    return HOLDS if total == 6_603_710 else FAILS
+
+
 # --- H-MINE ----------------------------------------------------------------------------
 
 
@@ -294,6 +313,7 @@ INDEPENDENT = {
     "priprune.eq17_alpha_order": eq17_alpha_order,
     "priprune.eq17_uniform_layer_sparsity": eq17_uniform_layer_sparsity,
     "priprune.mix_defense_rate": mix_defense_rate,
+    "priprune.conv2_parameter_count": conv2_parameter_count,
     "hmine.alg1_minibatch_lower_bound": hmine_alg1_minibatch_lower_bound,
     "hmine.input_layer_reduction": hmine_input_layer_reduction,
 }

@@ -95,6 +95,7 @@ EXPECTED = {
     "priprune.eq17_alpha_order": HOLDS,
     "priprune.eq17_uniform_layer_sparsity": HOLDS_ON_DOMAIN,
     "priprune.mix_defense_rate": FAILS,
+    "priprune.conv2_parameter_count": HOLDS,
     "huang.A4": HOLDS,
     "huang.A5": HOLDS,
     "huang.A6": HOLDS,
