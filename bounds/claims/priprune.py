@@ -132,6 +132,10 @@ MASK_TERM_FROM_SERIES = Claim(
             claimed_label="1 - (p-1)/(2 ln 2)",
         ),
     ),
+    corrected=(
+        "Truncated after its first term the series gives H_b(p) ~ 1 - (2p - 1)^2/(2 ln 2) "
+        "bits; the exact bound is H_b(p) <= 1 bit (eq. 15 step (b) needs neither)."
+    ),
 )
 
 MASK_ENTROPY_DIMENSION = Claim(
@@ -157,6 +161,11 @@ MASK_ENTROPY_DIMENSION = Claim(
         ),
     ),
     notes="A mask with i.i.d. Bernoulli(1-p) entries has pruning rate p in expectation.",
+    corrected=(
+        "H(m^t) <= d H_b(p) bits for a mask of d entries with pruning rate p (i.i.d. "
+        "Bernoulli entries attain it; a mask with exactly pd zeros has log2 C(d, pd) <= d "
+        "H_b(p)); bounds.priprune.mask_entropy_corrected."
+    ),
 )
 
 # ---------------------------------------------------------------------------------------
@@ -194,6 +203,10 @@ SCALING = Claim(
         ),
     ),
     notes="Corrected (bounds.priprune.part_b_corrected): the change is -d* log B.",
+    corrected=(
+        "h((1/B) sum_b g_b) = h(sum_b g_b) - d* log B: scaling a d*-dimensional vector by 1/B"
+        " adds d* log(1/B) (bounds.priprune.part_b_corrected)."
+    ),
 )
 
 
@@ -235,6 +248,10 @@ WHITENING = Claim(
         "ZCA whitening is z = Sigma^(-1/2) g_hat, so g_hat = Sigma^(1/2) z and the entropy "
         "changes by +log det(Sigma)/2 = -Delta."
     ),
+    corrected=(
+        "g_hat = Sigma^(1/2) z, so h(sum_b g_hat_b) = (1/2) log det Sigma + h(sum_b z_b), "
+        "i.e. + log|det Sigma^(1/2)| = -Delta, not + log|det Sigma^(-1/2)|."
+    ),
 )
 
 
@@ -266,6 +283,10 @@ MAX_ENTROPY = Claim(
         ),
     ),
     notes="The sum has covariance B I: corrected bounds.priprune.part_d_corrected.",
+    corrected=(
+        "h(sum_{b=1}^B z_b) <= (d*/2) log(2 pi e B): the sum of B independent whitened "
+        "vectors has covariance B I (bounds.priprune.part_d_corrected)."
+    ),
 )
 
 # ---------------------------------------------------------------------------------------
@@ -304,6 +325,12 @@ MI_LE_ENTROPIES = Claim(
     notes=(
         "Differential entropies can be negative: the inequality holds only when "
         "sigma^2 >= 1/(2 pi e), a condition that changes with the unit of measurement."
+    ),
+    corrected=(
+        "I(X; Y) <= H(X) + H(Y) holds for discrete entropies; with differential entropies use"
+        " I(X; Y) = h(Y) - h(Y | X). In the Gaussian example (X, N ~ N(0, sigma^2)) the "
+        "printed step holds iff sigma >= (2 pi e)^(-1/2) = 0.242, a condition that changes "
+        "with the unit of x."
     ),
 )
 
@@ -358,6 +385,14 @@ THEOREM1_GAUSSIAN = Claim(
         "The theorem concerns the noiseless release (s -> 0), where the exact leakage is "
         "infinite; the grid shows from which noise level down the bound is exceeded."
     ),
+    corrected=(
+        "The noiseless update's leakage is infinite (priprune.finite_leakage); with Gaussian "
+        "noise of std s on the release, I = (1/2) log2 det(I + Sigma_KK/(B s^2)) bits exactly"
+        " (bounds.gaussian.masked_update_mi), and the bound with consistent units reads d "
+        "H_b(p) + d* log2(2 pi e/B) - 2 Delta/ln 2 bits "
+        "(bounds.priprune.single_round_bound_corrected), which bounds the paper's first step,"
+        " not this mutual information."
+    ),
 )
 
 _s = sp.Symbol("s", positive=True)
@@ -384,6 +419,11 @@ FINITE_LEAKAGE = Claim(
         ),
     ),
     notes="At s = 0 bounds.gaussian.masked_update_mi returns inf.",
+    corrected=(
+        "I(x_j; x_j + N(0, s^2)) = (1/2) log(1 + lambda/(B s^2)) -> infinity as s -> 0: a "
+        "finite bound needs noise (or quantisation) on the release; for a kept set K, I = "
+        "(1/2) log det(I + Sigma_KK/(B s^2))."
+    ),
 )
 
 _PRUNEFL_D = 1000
@@ -423,6 +463,12 @@ PRUNEFL = Claim(
         ),
     ),
     notes="|P_bar| <= |P_bar u A|: the inequality points the wrong way unless A is in P_bar.",
+    corrected=(
+        "|P_bar| <= |P_bar u A|, so the PruneFL bound with the kept set P_bar u A is at least"
+        " the one with P_bar; with the mask term d H_b(|P_bar u A|/d) "
+        "(bounds.priprune.prunefl_single_round_bound_corrected) neither ordering holds in "
+        "general."
+    ),
 )
 
 CLAIMS = (
