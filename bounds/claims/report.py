@@ -177,6 +177,7 @@ def render_markdown(
             )
         if c.corrected:
             lines += ["", f"*Corrected.* {c.corrected}"]
+        lines += ["", f"*Re-run:* `pruneleak verify --claim {c.id} --format markdown`"]
         if c.notes:
             lines += ["", f"*Note.* {c.notes}"]
         lines.append(f"\n*Time:* {r.seconds:.2f} s")
