@@ -34,6 +34,11 @@ What this module adds to the paper's description (each point a reading of it):
   the observer can keep), ``sent_params`` the upload ``w_hat_i^t``, ``mask`` the
   client's ``m_i^t``, and ``batch = (images, labels)`` the data it trained on (FedSGD:
   its batch; FedAvg: all its data). The callback must not modify the tensors.
+* A client-side defense (``defense``, :mod:`sims.defenses`; PriPrune Algorithm 3): the
+  client starts from the defense's weights (Pseudo-Pruning loads back what it withheld),
+  trains through the defense, and uploads only the shared weights, zeros elsewhere; the
+  server aggregates the upload under the base mask, unaware of the defense, and the
+  observer sees the upload as sent.
 
 The test accuracy of the global model is measured before round 1 and every
 ``eval_every`` rounds (and after the last).
@@ -59,6 +64,7 @@ from sims.core.functional import check_lr
 from sims.core.memory import TRAINING_COPIES, check_fits
 from sims.core.runtime import check_seed
 from sims.data.datasets import ImageDataset
+from sims.defenses.client import Defense
 from sims.fl.client import local_sgd
 from sims.models import count_parameters
 from sims.pruning.mask import Mask
@@ -209,9 +215,9 @@ def _check_clients(clients: Sequence, n: int) -> list[np.ndarray]:
 class _Simulation:
     """State of one run: data on the device, generators, global weights and mask."""
 
-    def __init__(self, model, scheme, train, clients, config, device):
+    def __init__(self, model, scheme, train, clients, config, device, defense=None):
         self.model = copy.deepcopy(model).to(device)
-        self.scheme, self.config = scheme, config
+        self.scheme, self.config, self.defense = scheme, config, defense
         self.images = train.images.to(device)
         self.labels = train.labels.to(device)
         self.clients = [torch.as_tensor(c, device=device) for c in clients]
@@ -252,17 +258,20 @@ class _Simulation:
             for name, value in g.items():
                 gradient_sum[name] = gradient_sum[name] + value if name in gradient_sum else value
 
-        sent = local_sgd(
-            self.model,
-            self.params,
-            mask,
-            batches,
-            lr=c.lr,
-            gradient_at=c.gradient_at,
-            on_gradient=accumulate if scheme.needs_gradients else None,
-            on_loss=losses.append,
-        )
+        training = {
+            "lr": c.lr,
+            "gradient_at": c.gradient_at,
+            "on_gradient": accumulate if scheme.needs_gradients else None,
+            "on_loss": losses.append,
+        }
+        if self.defense is None:
+            sent = local_sgd(self.model, self.params, mask, batches, **training)
+        else:
+            start = self.defense.start(i, self.params)
+            sent = self.defense.local_update(t, i, self.model, start, mask, batches, **training)
         sent, mask = scheme.readjust_client(t, i, self.model, sent, mask, *batches[-1])
+        if self.defense is not None:
+            sent = self.defense.upload(t, i, start, sent, mask)
         if scheme.needs_gradients:
             scheme.observe_client(t, i, gradient_sum, processed)
         return sent, mask, (self.images[used], self.labels[used]), torch.stack(losses).sum()
@@ -308,6 +317,7 @@ def run_federated(
     on_target_update: TargetCallback | None = None,
     targets: Collection[int] | None = None,
     progress: bool | None = None,
+    defense: Defense | None = None,
 ) -> FedHistory:
     """Run ``config.rounds`` rounds of pruned FL (see the module docstring).
 
@@ -323,6 +333,9 @@ def run_federated(
         on_target_update: the honest-but-curious server's observer (module docstring).
         targets: client ids whose updates the observer sees (None: every client).
         progress: show a progress bar (None: only on a terminal).
+        defense: a fresh client-side defense applied after the base scheme
+            (:mod:`sims.defenses`; it keeps the clients' state and its per-round
+            records); None: clients upload what the base scheme leaves.
 
     Returns:
         :class:`FedHistory` with the per-round accuracy and the final model and mask.
@@ -368,7 +381,12 @@ def run_federated(
         copies=TRAINING_COPIES,
         device=device,
     )
-    sim = _Simulation(model, scheme, train, clients, config, device)
+    if defense is not None and not isinstance(defense, Defense):
+        raise ValueError(
+            f"The 'defense' parameter of {func} must be a sims.defenses.Defense or None. "
+            f"Got {type(defense).__name__} instead."
+        )
+    sim = _Simulation(model, scheme, train, clients, config, device, defense)
     test_images, test_labels = test.images.to(device), test.labels.to(device)
     history = FedHistory()
 
