@@ -16,6 +16,7 @@ import sympy as sp
 from bounds import equivalence as eq
 from bounds.claims.checks import GridCheck, Param, SymbolicCheck
 from bounds.claims.claim import Claim
+from bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
 
 # Section 4.1: gradual pruning [ZG17], k_t = k_T + (k_0 - k_T)(1 - (t - t_0)/(n dt))^3.
 _t, _t0, _n, _dt, _k0, _gap = sp.symbols("t t_0 n dt k_0 g", positive=True)
@@ -65,7 +66,6 @@ GRADUAL_PRUNING = Claim(
 
 # Section 4.4: epsilon_dp = 0.5, delta_dp = 0.1; Figure 8's widths m = 10 ... 1500.
 _BUDGET_EPS, _BUDGET_DELTA = 0.5, 0.1
-_FIG8_MS = (10, 20, 50, 100, 200, 500, 1000, 1500)
 
 
 def _budget_epsilon(m):
@@ -91,7 +91,9 @@ BUDGET = Claim(
         GridCheck(
             true=_budget_epsilon,
             claimed=lambda m: _BUDGET_EPS + 0 * m,
-            params=(Param("m", _FIG8_MS[0], _FIG8_MS[-1], scale="log", integer=True, points=41),),
+            params=(
+                Param("m", FIG8_WIDTHS[0], FIG8_WIDTHS[-1], scale="log", integer=True, points=41),
+            ),
             relation="<=",
             true_label=(
                 "Theorem E.2 epsilon_dp at sigma = m, sigma_A = 1/m, GS_1 = m sigma_A sqrt(2/pi) "
@@ -113,28 +115,12 @@ BUDGET = Claim(
     ),
 )
 
-# Figure 8: (1/sqrt m) ||h(x) - g(x)||_2 for sparsity k = 0.1 ... 0.9 (rows) and the widths
-# _FIG8_MS (columns), transcribed from the paper's table.
-_FIG8 = np.array(
-    [
-        [0.0692, 0.0289, 0.0270, 0.0225, 0.0166, 0.0126, 0.0108, 0.0092],
-        [0.0688, 0.0277, 0.0268, 0.0219, 0.0170, 0.0128, 0.0109, 0.0095],
-        [0.0740, 0.0266, 0.0275, 0.0218, 0.0172, 0.0128, 0.0107, 0.0088],
-        [0.0641, 0.0245, 0.0256, 0.0213, 0.0156, 0.0116, 0.0105, 0.0095],
-        [0.0628, 0.0204, 0.0284, 0.0191, 0.0149, 0.0114, 0.0105, 0.0085],
-        [0.0623, 0.0224, 0.0309, 0.0214, 0.0146, 0.0120, 0.0103, 0.0079],
-        [0.0564, 0.0204, 0.0307, 0.0207, 0.0151, 0.0111, 0.0094, 0.0074],
-        [0.0450, 0.0303, 0.0301, 0.0198, 0.0133, 0.0096, 0.0074, 0.0065],
-        [0.0305, 0.0249, 0.0210, 0.0140, 0.0119, 0.0079, 0.0056, 0.0053],
-    ]
-)
-
 
 def _fig8_error(k, m):
     """Figure 8's error at sparsity k (0.1 ... 0.9) and a width m of the table."""
     rows = np.rint(np.asarray(k) * 10).astype(int) - 1
-    cols = np.searchsorted(_FIG8_MS, np.asarray(m))
-    return _FIG8[rows, cols]
+    cols = np.searchsorted(FIG8_WIDTHS, np.asarray(m))
+    return FIG8_ERROR[rows, cols]
 
 
 def _fig8_check(width, eps_ap, width_label):

@@ -13,12 +13,13 @@ import numpy as np
 import torch
 
 from bounds.equivalence import remark_e3_parameters, sigma_for_epsilon_dp
+from bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
 from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device
 from sims.core.runtime import check_seed
 
 PAPER_SPARSITIES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-PAPER_WIDTHS = (10, 20, 50, 100, 200, 500, 1000, 1500)
+PAPER_WIDTHS = FIG8_WIDTHS
 PAPER_EPS_AP = (0.05, 0.01)
 # Section 4.4: "we set the privacy budgets to be eps_dp = 0.5, delta_dp = 0.1".
 PAPER_EPS_DP = 0.5
@@ -27,19 +28,7 @@ PAPER_DELTA_DP = 0.1
 # Figure 8 of arXiv:2003.01876 (the table in the text extract, lines 277-285 of
 # papers/huang-pruning-as-dp-noise-arxiv2003.01876.txt): mean error
 # (1/sqrt m)||h(x) - g(x)||_2, rows k = 0.1..0.9, columns m = PAPER_WIDTHS.
-PAPER_FIG8_ERROR = np.array(
-    [
-        [0.0692, 0.0289, 0.0270, 0.0225, 0.0166, 0.0126, 0.0108, 0.0092],
-        [0.0688, 0.0277, 0.0268, 0.0219, 0.0170, 0.0128, 0.0109, 0.0095],
-        [0.0740, 0.0266, 0.0275, 0.0218, 0.0172, 0.0128, 0.0107, 0.0088],
-        [0.0641, 0.0245, 0.0256, 0.0213, 0.0156, 0.0116, 0.0105, 0.0095],
-        [0.0628, 0.0204, 0.0284, 0.0191, 0.0149, 0.0114, 0.0105, 0.0085],
-        [0.0623, 0.0224, 0.0309, 0.0214, 0.0146, 0.0120, 0.0103, 0.0079],
-        [0.0564, 0.0204, 0.0307, 0.0207, 0.0151, 0.0111, 0.0094, 0.0074],
-        [0.0450, 0.0303, 0.0301, 0.0198, 0.0133, 0.0096, 0.0074, 0.0065],
-        [0.0305, 0.0249, 0.0210, 0.0140, 0.0119, 0.0079, 0.0056, 0.0053],
-    ]
-)
+PAPER_FIG8_ERROR = FIG8_ERROR
 # Section 4.4's claims, per k = 0.1..0.9: "for all sparsity levels, m = 20 is sufficient
 # to satisfy eps_ap = 0.05"; for eps_ap = 0.01 "increase m accordingly to 500 for sparsity
 # levels higher than 0.8, and to 1500 for lower ones".
