@@ -313,17 +313,24 @@ def federation():
 
 
 class _Snapshots(PriPruneDefense):
-    """Records each client's alpha before and after its local update."""
+    """Records the alpha each local update starts from (as the update reads it) and the
+    alpha it ends with."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.snapshots = []
+        self._before = None
+
+    def _client_alpha(self, client_id, start):
+        known = client_id in self.alpha
+        alpha = super()._client_alpha(client_id, start)
+        self._before = {n: a.clone() for n, a in alpha.items()} if known else {}
+        return alpha
 
     def local_update(self, t, client_id, *args, **kwargs):
-        before = {n: a.clone() for n, a in self.alpha.get(client_id, {}).items()}
         out = super().local_update(t, client_id, *args, **kwargs)
         after = {n: a.clone() for n, a in self.alpha[client_id].items()}
-        self.snapshots.append((t, client_id, before, after, args[2]))
+        self.snapshots.append((t, client_id, self._before, after, args[2]))
         return out
 
 
