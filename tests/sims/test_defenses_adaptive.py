@@ -132,19 +132,50 @@ def _tiny_base():
     return Mask({"1.weight": keep, "1.bias": torch.ones(3, dtype=torch.bool)})
 
 
+def _reference_step(a, w, bias, tilde, noise, keep, images, labels, constants):
+    """Algorithm 3 lines 5-10 with L_local of eq. (16) in one expression, differentiated
+    by torch.autograd: the new (weight, bias, alpha)."""
+    lam_acc, lam_pri, lam_sha, tau, lr, alpha_lr = constants
+    a = a.clone().requires_grad_()
+    e0 = torch.exp((torch.log(a) + noise[0]) / tau)
+    e1 = torch.exp((torch.log(1 - a) + noise[1]) / tau)
+    soft = e1 / (e0 + e1)
+    hard = (e1 > e0).float()
+    m_hat = hard - soft.detach() + soft  # the hard sample trick as the paper writes it
+    w_in = m_hat * w + (1 - m_hat) * tilde
+    bias = bias.clone().requires_grad_()
+    logits = images.reshape(len(images), -1) @ (w_in * keep).T + bias
+    l_acc = nn.functional.cross_entropy(logits, labels)
+    (g,) = torch.autograd.grad(l_acc, w_in, retain_graph=True)
+    weight_term = (g.abs() / g.abs().sum()).detach()  # N_l / sum N = 1: one weight tensor
+    l_pri = -(weight_term * torch.log(a)).sum()
+    l_local = lam_acc * l_acc + lam_pri * l_pri + lam_sha * a.sum()
+    g_w, g_b, g_a = torch.autograd.grad(l_local, [w_in, bias, a])
+    return (
+        ((w_in - lr * g_w) * keep).detach(),
+        (bias - lr * g_b).detach(),
+        (a - alpha_lr * g_a).clamp(ALPHA_EPS, 1 - ALPHA_EPS).detach(),
+        hard,
+    )
+
+
+@pytest.mark.parametrize("steps", [1, 2])
 @pytest.mark.parametrize("pseudo", [True, False])
-def test_one_joint_step_matches_autograd_on_the_full_loss(pseudo):
-    """Round 2 of a client: alpha and the saved weights come from round 1; the step is
-    recomputed from eq. (16)-(18) written out, differentiated by torch.autograd."""
-    lam_acc, lam_pri, lam_sha, tau, lr, alpha_lr = 2.0, 3.0, 0.1, 0.5, 0.1, 0.7
+def test_joint_steps_match_autograd_on_the_full_loss(pseudo, steps):
+    """Round 2 of a client: alpha and the saved weights come from round 1; each step is
+    recomputed from eq. (16)-(18) written out; the second continues from the first's
+    weights and alpha, combined with the same saved weights."""
+    constants = lam_acc, lam_pri, lam_sha, tau, lr, alpha_lr = 2.0, 3.0, 0.1, 0.5, 0.1, 0.7
     generator = torch.Generator().manual_seed(4)
     model, base = _tiny_model(), _tiny_base()
-    images = torch.randn(5, 1, 2, 2, generator=generator)
-    labels = torch.tensor([0, 2, 1, 2, 0])
-    noise = gumbel_noise((3, 4), generator=generator)
+    batches = [
+        (torch.randn(5, 1, 2, 2, generator=generator), torch.tensor([0, 2, 1, 2, 0])),
+        (torch.randn(4, 1, 2, 2, generator=generator), torch.tensor([1, 1, 0, 2])),
+    ][:steps]
+    noises = [gumbel_noise((3, 4), generator=generator) for _ in range(steps)]
     alpha0 = torch.rand(3, 4, generator=generator) * 0.9 + 0.05
     defense = _FixedNoise(
-        [noise],
+        noises,
         lambda_acc=lam_acc,
         lambda_pri=lam_pri,
         lambda_sha=lam_sha,
@@ -164,39 +195,23 @@ def test_one_joint_step_matches_autograd_on_the_full_loss(pseudo):
         "1.bias": torch.randn(3, generator=generator),
     }
     start = defense.start(7, broadcast)
-    actual = defense.local_update(
-        2, 7, model, start, base, [(images, labels)], lr=lr, gradient_at="masked"
-    )
+    actual = defense.local_update(2, 7, model, start, base, batches, lr=lr, gradient_at="masked")
 
-    # The reference: Algorithm 3 lines 5-10 with L_local of eq. (16) in one expression.
-    a = alpha0.clone().requires_grad_()
-    e0 = torch.exp((torch.log(a) + noise[0]) / tau)
-    e1 = torch.exp((torch.log(1 - a) + noise[1]) / tau)
-    soft = e1 / (e0 + e1)
-    hard = (e1 > e0).float()
-    m_hat = hard - soft.detach() + soft  # the hard sample trick as the paper writes it
-    tilde = previous["1.weight"] if pseudo else torch.zeros(3, 4)
-    w_in = m_hat * start["1.weight"] + (1 - m_hat) * tilde
-    bias = start["1.bias"].clone().requires_grad_()
     keep = base.keep["1.weight"].float()
-    logits = images.reshape(5, 4) @ (w_in * keep).T + bias
-    l_acc = nn.functional.cross_entropy(logits, labels)
-    (g,) = torch.autograd.grad(l_acc, w_in, retain_graph=True)
-    weight_term = (g.abs() / g.abs().sum()).detach()  # N_l / sum N = 1: one weight tensor
-    l_pri = -(weight_term * torch.log(a)).sum()
-    l_local = lam_acc * l_acc + lam_pri * l_pri + lam_sha * a.sum()
-    g_w, g_b, g_a = torch.autograd.grad(l_local, [w_in, bias, a])
-    expected_w = (w_in - lr * g_w) * keep
-    expected_b = bias - lr * g_b
-    expected_alpha = (a - alpha_lr * g_a).clamp(ALPHA_EPS, 1 - ALPHA_EPS)
-
-    # The case exercises both samples and a combination that changes the weights.
-    assert 0 < hard.sum() < 12
-    assert (hard == 0).logical_and((start["1.weight"] - tilde).abs() > 0).any()
-    torch.testing.assert_close(actual["1.weight"], expected_w.detach())
-    torch.testing.assert_close(actual["1.bias"], expected_b.detach())
-    torch.testing.assert_close(defense.alpha[7]["1.weight"], expected_alpha.detach())
-    assert not torch.equal(defense.alpha[7]["1.weight"], alpha0)
+    tilde = previous["1.weight"] if pseudo else torch.zeros(3, 4)
+    w, bias, a = start["1.weight"], start["1.bias"], alpha0
+    for k, ((images, labels), noise) in enumerate(zip(batches, noises, strict=True)):
+        before = w
+        w, bias, a, hard = _reference_step(
+            a, w, bias, tilde, noise, keep, images, labels, constants
+        )
+        # Each step exercises both samples and a combination that changes the weights.
+        assert 0 < hard.sum() < 12, k
+        assert (hard == 0).logical_and((before - tilde).abs() > 0).any(), k
+    torch.testing.assert_close(actual["1.weight"], w)
+    torch.testing.assert_close(actual["1.bias"], bias)
+    torch.testing.assert_close(defense.alpha[7]["1.weight"], a)
+    assert not torch.equal(a, alpha0)
 
 
 # --------------------------------------------------------------------------------------
