@@ -21,23 +21,25 @@ round-off of the batched kernels, which sign-based Adam and L-BFGS's accept/reje
 decisions can amplify into a different trajectory
 (``tests/sims/test_batched_attacks.py`` states the tolerances).
 
-Batching pays on small models; on a CPU it costs more than it saves once the K stacked
-per-attack weight gradients outgrow the heap blocks that
-:func:`sims.core.runtime.cpu_tuning` keeps (:data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`):
-every step then maps and page-faults them afresh, while K sequential runs reuse their
-blocks. :func:`invert_gradient_batched` therefore splits the attacks into chunks whose
-largest stacked tensor fits such a block and runs a chunk of one as the sequential
-attack; on a GPU (whose caching allocator reuses blocks) all attacks form one chunk
-(``benchmarks/bench_attacks.py`` measures both sides on a small and a large model). A
-model whose ``vmap`` second derivatives are wrong (:func:`vmap_differentiates`) runs
-its attacks one at a time as well.
+On a CPU batching costs more than it saves once the K stacked per-attack weight
+gradients outgrow the heap blocks that :func:`sims.core.runtime.cpu_tuning` keeps
+(:data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`): every step then maps and page-faults
+them afresh, while K sequential runs reuse their blocks. The cosine loss of one local
+step never forms a linear layer's per-attack gradient
+(:class:`sims.attacks.objectives.OuterProducts`), so there only the other layers count
+(a convolution's gradient is small); otherwise :func:`invert_gradient_batched` splits
+the attacks into chunks whose largest stacked tensor fits such a block and runs a
+chunk of one as the sequential attack. On a GPU (whose caching allocator reuses
+blocks) all attacks form one chunk (``benchmarks/bench_attacks.py`` measures both sides
+on a small and a large model). A model whose ``vmap`` second derivatives are wrong
+(:func:`vmap_differentiates`) runs its attacks one at a time as well.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -57,7 +59,9 @@ from sims.attacks.checks import (
 from sims.attacks.config import AttackConfig, AttackResult
 from sims.attacks.objectives import (
     attack_objective,
+    factored_matching,
     grad_and_value,
+    linear_weights,
     single_gradient,
     stacked_gradient,
 )
@@ -167,8 +171,11 @@ def _solve(
     """One attack, its restarts one after the other, as one row (module docstring): the
     best restart as an :class:`AttackResult`. ``steps`` holds ``local_steps`` and
     ``client_lr``."""
-    objective = attack_objective(single_gradient(model, problem.point), config, **steps)
     args = _rows([problem.arguments()], 1)
+    dummy_gradient = single_gradient(model, problem.point)
+    if factored_matching(config, steps["local_steps"]):
+        dummy_gradient = stacked_gradient(model, args[0], fallback=dummy_gradient)
+    objective = attack_objective(dummy_gradient, config, **steps)
     gradient_and_value = grad_and_value(objective)
 
     def step_fn(variables):
@@ -244,18 +251,27 @@ def vmap_differentiates(model: nn.Module) -> bool:
     return not any(isinstance(m, nn.LayerNorm) and m.elementwise_affine for m in model.modules())
 
 
-def chunk_size(point: Mapping[str, torch.Tensor], rows_per_attack: int, count: int) -> int:
+def chunk_size(
+    point: Mapping[str, torch.Tensor],
+    rows_per_attack: int,
+    count: int,
+    *,
+    unformed: Collection[str] = (),
+) -> int:
     """How many attacks :func:`invert_gradient_batched` stacks at once (module docstring).
 
-    On a CPU: the most attacks whose stacked copies of the largest weight tensor
-    (``rows_per_attack`` = restarts rows each) fit one heap block of
+    On a CPU: the most attacks whose stacked per-attack gradients of the largest weight
+    tensor (``rows_per_attack`` = restarts rows each) fit one heap block of
     :data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`, at least 1 (1 runs the attacks one
-    after the other). Elsewhere all ``count`` attacks.
+    after the other); the tensors ``unformed`` (linear weights matched through their
+    factors, :func:`sims.attacks.objectives.factored_matching`) have no per-attack
+    gradient and do not count. Elsewhere all ``count`` attacks.
     """
     if next(iter(point.values())).device.type != "cpu":
         return count
-    largest = max(t.numel() * t.element_size() for t in point.values())
-    return max(1, min(count, MMAP_THRESHOLD_BYTES // (largest * rows_per_attack)))
+    sizes = [t.numel() * t.element_size() for n, t in point.items() if n not in unformed]
+    largest = max(sizes, default=0) * rows_per_attack
+    return count if largest == 0 else max(1, min(count, MMAP_THRESHOLD_BYTES // largest))
 
 
 def invert_gradient_batched(
@@ -367,7 +383,9 @@ def invert_checked_batched(
         for k in range(count)
     ]
     if chunk is None:
-        chunk = chunk_size(problems[0].point, config.restarts, count)
+        factored = factored_matching(config, local_steps)
+        unformed = linear_weights(model) if factored else ()
+        chunk = chunk_size(problems[0].point, config.restarts, count, unformed=unformed)
     if chunk > 1 and not vmap_differentiates(model):
         logger.info("%s: the model has an affine LayerNorm; attacks run one at a time", func)
         chunk = 1

@@ -43,6 +43,7 @@ from __future__ import annotations
 import copy
 import functools
 import operator
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -107,6 +108,96 @@ def _pieces(flat: list[torch.Tensor]) -> list[torch.Tensor]:
     return pieces
 
 
+def _rows_times(matrices: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
+    """``matrices[n] @ vectors[n]^T`` for every row: ``(N, out, in)`` times ``(N, P, in)``
+    gives ``(N, out, P)``. Matrices shared by all rows (an expanded view, row stride 0)
+    enter one matrix product, so that they are never copied N times."""
+    if matrices.stride(0) == 0:
+        rows, count = vectors.shape[:2]
+        product = matrices[0] @ vectors.reshape(rows * count, -1).T
+        return product.reshape(-1, rows, count).transpose(0, 1)
+    return torch.bmm(matrices, vectors.transpose(1, 2))
+
+
+@dataclass(frozen=True)
+class OuterProducts:
+    """Row n's gradient of a linear layer's weight, ``sum_b output_grads[n, b]
+    inputs[n, b]^T`` (shape ``(out, in)``), kept as its factors: ``output_grads`` is
+    ``(N, B, out)`` and ``inputs`` ``(N, B, in)`` (Goodfellow 2015). The matching loss
+    needs only its inner product with the target and its masked squared norm, which
+    the factors give without the ``N x out x in`` gradient (Rochette et al. 2019)."""
+
+    output_grads: torch.Tensor
+    inputs: torch.Tensor
+
+    @property
+    def width(self) -> int:
+        return self.output_grads.shape[-1] * self.inputs.shape[-1]
+
+    def dot(self, target: torch.Tensor) -> torch.Tensor:
+        """``<g_n, target_n>`` per row for ``target`` ``(N, out * in)``:
+        ``sum_b delta_b^T T a_b``."""
+        rows, out, fan_in = target.shape[0], self.output_grads.shape[-1], self.inputs.shape[-1]
+        mapped = _rows_times(target.reshape(rows, out, fan_in), self.inputs)  # (N, out, B)
+        return (mapped * self.output_grads.transpose(1, 2)).sum((1, 2))
+
+    def energy(self, keep: torch.Tensor | None) -> torch.Tensor:
+        """``||keep_n ⊙ g_n||^2`` per row for a 0/1 ``keep`` ``(N, out * in)`` (None: all
+        kept): ``sum_{b,b'} (delta_b * delta_b')^T M (a_b * a_b')``, which without a mask
+        factors into ``(delta_b . delta_b')(a_b . a_b')``."""
+        delta, a = self.output_grads, self.inputs
+        if keep is None:
+            return (torch.bmm(delta, delta.transpose(1, 2)) * torch.bmm(a, a.transpose(1, 2))).sum(
+                (1, 2)
+            )
+        rows, batch = delta.shape[:2]
+        pairs = batch * batch
+        delta_pairs = (delta[:, :, None] * delta[:, None]).reshape(rows, pairs, -1)
+        a_pairs = (a[:, :, None] * a[:, None]).reshape(rows, pairs, -1)
+        masked = _rows_times(keep.reshape(rows, delta.shape[-1], a.shape[-1]), a_pairs)
+        return (masked * delta_pairs.transpose(1, 2)).sum((1, 2))
+
+
+def _tensor_terms(pieces, targets, keeps) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row-wise ``<keep ⊙ g, target>`` and ``||keep ⊙ g||^2`` summed over formed pieces."""
+    masked = [p if k is None else p * k for p, k in zip(pieces, keeps, strict=True)]
+    dot = _total(_row_dot(p, t) for p, t in zip(masked, targets, strict=True))
+    return dot, _total(_row_dot(p, p) for p in masked)
+
+
+def _cosine_terms(grads, target, keep, rows) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`_tensor_terms` over every parameter, in ``grads``' order (that of
+    ``target``'s columns): runs of formed gradients in pieces (:func:`_pieces`), linear
+    weights given as :class:`OuterProducts` through their factors."""
+    terms, run, start = [], [], 0
+
+    def columns(first: int, width: int):
+        cut = slice(first, first + width)
+        return target[:, cut], None if keep is None else keep[:, cut]
+
+    def flush(end: int) -> None:
+        if run:
+            pieces = _pieces(run)
+            widths = [p.shape[1] for p in pieces]
+            cut = columns(end - sum(widths), sum(widths))
+            targets = cut[0].split(widths, dim=1)
+            keeps = [None] * len(pieces) if keep is None else cut[1].split(widths, dim=1)
+            terms.append(_tensor_terms(pieces, targets, keeps))
+            run.clear()
+
+    for g in grads.values():
+        if isinstance(g, OuterProducts):
+            flush(start)
+            t, k = columns(start, g.width)
+            terms.append((g.dot(t), g.energy(k)))
+            start += g.width
+        else:
+            run.append(g.reshape(rows, -1))
+            start += run[-1].shape[1]
+    flush(start)
+    return _total(t for t, _ in terms), _total(e for _, e in terms)
+
+
 def _leaves(at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """``at`` with every tensor that does not require grad (the evaluation point) as a
     fresh leaf that does."""
@@ -143,7 +234,8 @@ def single_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     leaves, bound = _bound_copy(model, point, requires_grad=True)
     cross_entropy = _cross_entropy(bound)
 
-    def gradient(at, images, label_probs, step: int):
+    def gradient(at, images, label_probs, step: int, factored: bool = False):
+        del factored  # formed gradients only
         with torch.enable_grad():
             if step == 0:
                 params = leaves
@@ -164,8 +256,8 @@ def _vmapped_gradient(model: nn.Module):
     def unbatched(t: torch.Tensor):
         return (t[0], None) if t.stride(0) == 0 else (t, 0)
 
-    def gradient(at, images, label_probs, step: int):
-        del step
+    def gradient(at, images, label_probs, step: int, factored: bool = False):
+        del step, factored  # formed gradients only
         at = {n: unbatched(t) for n, t in at.items()}
         label_probs, probs_dim = unbatched(label_probs)
         dims = ({n: d for n, (_, d) in at.items()}, 0, probs_dim)
@@ -177,12 +269,12 @@ def _vmapped_gradient(model: nn.Module):
     return gradient
 
 
-def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
-    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step)``
-    as in :func:`single_gradient`, every tensor with a leading row dimension N, for the
-    rows' evaluation points ``point`` (a tensor shared by all rows enters as an expanded
-    view, row stride 0). The result stays differentiable by ``torch.autograd`` with
-    respect to the images.
+def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor], *, fallback=None):
+    """Dummy gradients of N problems at once: ``gradient(at, images, label_probs, step,
+    factored=False)`` as in :func:`single_gradient`, every tensor with a leading row
+    dimension N, for the rows' evaluation points ``point`` (a tensor shared by all rows
+    enters as an expanded view, row stride 0). The result stays differentiable by
+    ``torch.autograd`` with respect to the images.
 
     When every row shares ``point`` and every parameter belongs to a linear or
     convolutional layer that runs once per image
@@ -191,21 +283,23 @@ def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
     (``create_graph``), and row n's weight gradient is the sum over its images and
     positions of output gradient times input, ``sum_t delta_t a_t^T`` (Goodfellow 2015;
     the per-sample gradients of :mod:`sims.core.per_sample`, summed per row): one batched
-    matrix product per layer. Otherwise (rows with their own points, later local steps,
-    other layers) ``vmap(grad(cross_entropy))``, a shared tensor passed to ``vmap`` once
-    (``in_dims=None``) so that its layers still run as one matrix product for all rows.
+    matrix product per layer, or, with ``factored=True``, for a linear layer applied once
+    per image, the factors themselves (:class:`OuterProducts`). Otherwise (rows with their
+    own points, later local steps, other layers) ``fallback`` (default
+    ``vmap(grad(cross_entropy))``, a shared tensor passed to ``vmap`` once, so that its
+    layers still run as one matrix product for all rows).
     """
-    vmapped = _vmapped_gradient(model)
+    other = _vmapped_gradient(model) if fallback is None else fallback
     if not all(t.stride(0) == 0 for t in point.values()):
-        return vmapped
+        return other
     leaves, bound = _bound_copy(model, {n: t[0] for n, t in point.items()}, requires_grad=False)
     owners = layer_owners(bound, leaves)
     layered = True
 
-    def gradient(at, images, label_probs, step: int):
+    def gradient(at, images, label_probs, step: int, factored: bool = False):
         nonlocal layered
         if step > 0 or not layered:
-            return vmapped(at, images, label_probs, step)
+            return other(at, images, label_probs, step)
         rows, batch = images.shape[:2]
         flat = images.flatten(0, 1)
         with torch.enable_grad():
@@ -214,25 +308,43 @@ def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor]):
             logits, once = run_recorded(owners, lambda: bound(flat), rows * batch)
             layered = {n for m in once for n in owners[m] if n is not None} == set(at)
             if not layered:
-                return vmapped(at, images, label_probs, step)
+                return other(at, images, label_probs, step)
             probs = label_probs.expand(rows, *label_probs.shape[1:]).flatten(0, 1)
             loss = nn.functional.cross_entropy(logits, probs, reduction="sum") / batch
             outputs = [output for _, output in once.values()]
             deltas = torch.autograd.grad(loss, outputs, create_graph=True, allow_unused=True)
         grads = {}
         for (module, (inputs, output)), delta in zip(once.items(), deltas, strict=True):
+            delta = torch.zeros_like(output) if delta is None else delta
             a = layer_inputs(module, inputs)
-            d = layer_output_grads(module, torch.zeros_like(output) if delta is None else delta)
+            d = layer_output_grads(module, delta)
             a = a.reshape(rows, -1, a.shape[-1])
             d = d.reshape(rows, -1, d.shape[-1])
             weight, bias = owners[module]
-            if weight is not None:
+            if weight is not None and factored and type(module) is nn.Linear and inputs.dim() == 2:
+                grads[weight] = OuterProducts(d, a)
+            elif weight is not None:
                 grads[weight] = torch.bmm(d.transpose(1, 2), a).reshape(at[weight].shape)
             if bias is not None:
                 grads[bias] = d.sum(1)
         return {n: grads[n] for n in at}
 
     return gradient
+
+
+def linear_weights(model: nn.Module) -> set[str]:
+    """Names of the weights of ``model``'s linear layers, those :class:`OuterProducts`
+    can stand for."""
+    owners = layer_owners(model, dict(model.named_parameters()))
+    return {w for m, (w, _) in owners.items() if type(m) is nn.Linear and w is not None}
+
+
+def factored_matching(config: AttackConfig, local_steps: int) -> bool:
+    """Whether :func:`attack_objective` matches linear layers through their factors
+    (:class:`OuterProducts`): for the cosine loss of one local step. (The squared-L2 loss
+    would need ``||g' - g||^2 = ||g'||^2 - 2 <g', g> + ||g||^2``, which cancels in
+    float32 as L-BFGS converges; several local steps need the formed gradients.)"""
+    return config.loss == "cosine_tv" and local_steps == 1
 
 
 def grad_and_value(objective):
@@ -274,32 +386,41 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
     """
     to_image = image_map(config)
     optimize_labels = config.label_mode == "optimize"
+    factored = factored_matching(config, local_steps)
 
     def objective(variables, point, target, target_energy, keep, onehot):
         images = to_image(variables[0])
         probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
         rows = images.shape[0]
-        at, total = point, None
-        for step in range(local_steps):
-            g = dummy_gradient(at, images, probs, step)
-            total = g if total is None else {n: total[n] + g[n] for n in g}
-            if step + 1 < local_steps:
-                at = {n: at[n] - client_lr * g[n] for n in g}
-                if keep is not None:
-                    sizes = [t[0].numel() for t in at.values()]
-                    flags = keep.split(sizes, dim=1)
-                    at = {n: f.reshape(at[n].shape) * at[n] for f, n in zip(flags, at, strict=True)}
-        pieces = _pieces([t.reshape(rows, -1) for t in total.values()])
-        widths = [piece.shape[1] for piece in pieces]
-        targets = target.split(widths, dim=1)
-        if keep is not None:
-            pieces = [piece * f for piece, f in zip(pieces, keep.split(widths, dim=1), strict=True)]
-        if config.loss == "l2":
-            residuals = [piece - t for piece, t in zip(pieces, targets, strict=True)]
-            matching = _total(_row_dot(r, r) for r in residuals) / target_energy
-            return matching, matching
-        dot = _total(_row_dot(piece, t) for piece, t in zip(pieces, targets, strict=True))
-        dummy_energy = _total(_row_dot(piece, piece) for piece in pieces)
+        if factored:
+            grads = dummy_gradient(point, images, probs, 0, factored=True)
+            dot, dummy_energy = _cosine_terms(grads, target, keep, rows)
+        else:
+            at, total = point, None
+            for step in range(local_steps):
+                g = dummy_gradient(at, images, probs, step)
+                total = g if total is None else {n: total[n] + g[n] for n in g}
+                if step + 1 < local_steps:
+                    at = {n: at[n] - client_lr * g[n] for n in g}
+                    if keep is not None:
+                        sizes = [t[0].numel() for t in at.values()]
+                        flags = keep.split(sizes, dim=1)
+                        at = {
+                            n: f.reshape(at[n].shape) * at[n]
+                            for f, n in zip(flags, at, strict=True)
+                        }
+            pieces = _pieces([t.reshape(rows, -1) for t in total.values()])
+            widths = [piece.shape[1] for piece in pieces]
+            targets = target.split(widths, dim=1)
+            keeps = [None] * len(pieces) if keep is None else keep.split(widths, dim=1)
+            if config.loss == "l2":
+                residuals = [
+                    (p if k is None else p * k) - t
+                    for p, k, t in zip(pieces, keeps, targets, strict=True)
+                ]
+                matching = _total(_row_dot(r, r) for r in residuals) / target_energy
+                return matching, matching
+            dot, dummy_energy = _tensor_terms(pieces, targets, keeps)
         matching = 1 - dot / (dummy_energy.sqrt() * target_energy.sqrt())
         return matching + config.tv_weight * total_variation(images, rows=True), matching
 

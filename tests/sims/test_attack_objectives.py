@@ -219,3 +219,67 @@ def test_matching_loss_is_the_same_in_one_piece_or_one_piece_per_tensor(
         results.append((grads[0], value, matching))
     for one, many in zip(*results, strict=True):
         torch.testing.assert_close(one, many, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("keep_kind", ["none", "shared", "per_row"])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_outer_products_match_the_formed_gradient(keep_kind, batch):
+    """<g, T> and ||M ⊙ g||^2 from the factors equal those of the formed g = sum_b
+    delta_b a_b^T (float64), and so do their derivatives with respect to the factors."""
+    generator = torch.Generator().manual_seed(7)
+    rows, out, fan_in = 3, 5, 4
+
+    def draw(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    delta = draw(rows, batch, out).requires_grad_()
+    a = draw(rows, batch, fan_in).requires_grad_()
+    target = draw(rows, out * fan_in)
+    flags = (torch.rand(rows, out * fan_in, generator=generator) > 0.5).double()
+    keep = {"none": None, "shared": flags[:1].expand(rows, -1), "per_row": flags}[keep_kind]
+    factors = objectives.OuterProducts(delta, a)
+    formed = torch.einsum("nbo,nbi->noi", delta, a).reshape(rows, -1)
+    masked = formed if keep is None else formed * keep
+    for fast, slow in (
+        (factors.dot(target), (formed * target).sum(1)),
+        (factors.energy(keep), (masked * masked).sum(1)),
+    ):
+        torch.testing.assert_close(fast, slow, rtol=RTOL, atol=ATOL)
+        weights = torch.arange(1.0, rows + 1, dtype=torch.float64)
+        fast_grads = torch.autograd.grad((fast * weights).sum(), [delta, a])
+        slow_grads = torch.autograd.grad((slow * weights).sum(), [delta, a], retain_graph=True)
+        for f, s in zip(fast_grads, slow_grads, strict=True):
+            torch.testing.assert_close(f, s, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("shared_keep", [True, False])
+def test_factored_cosine_objective_equals_the_formed_one(model64, problems, digits, shared_keep):
+    """The cosine objective of one local step through the linear layers' factors equals
+    the one on formed gradients (single_gradient, one row at a time): value and image
+    gradient, two images per row, masked rows with their own targets."""
+    points, _, _ = problems
+    point = {n: t.expand(3, *t.shape) for n, t in points[0].items()}
+    images = digits.images[:6].double().reshape(3, 2, 1, 8, 8)
+    probs = nn.functional.one_hot(digits.labels[:6], 10).double().reshape(3, 2, 10)
+    generator = torch.Generator().manual_seed(3)
+    width = sum(t.numel() for t in points[0].values())
+    keep = (torch.rand(3, width, generator=generator) > 0.5).double()
+    keep = keep[:1].expand(3, width) if shared_keep else keep
+    target = torch.randn(3, width, generator=generator, dtype=torch.float64) * keep
+    energy = (target * target).sum(1)
+    config = AttackConfig(loss="cosine_tv", optimizer="adam", tv_weight=1e-2)
+    assert objectives.factored_matching(config, local_steps=1)
+    factored = grad_and_value(
+        attack_objective(stacked_gradient(model64, point), config, local_steps=1, client_lr=0.1)
+    )([images], point, target, energy, keep, probs)
+    for k in range(3):
+        row = (slice(k, k + 1),)
+        one = {n: t[row] for n, t in point.items()}
+        formed = grad_and_value(
+            attack_objective(
+                single_gradient(model64, points[0]), config, local_steps=1, client_lr=0.1
+            )
+        )([images[row]], one, target[row], energy[row], keep[row], probs[row])
+        torch.testing.assert_close(factored[0][0][k], formed[0][0][0], rtol=1e-10, atol=1e-12)
+        for fast, slow in zip(factored[1], formed[1], strict=True):
+            torch.testing.assert_close(fast[k], slow[0], rtol=1e-10, atol=1e-12)
