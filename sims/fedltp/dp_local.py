@@ -92,6 +92,14 @@ class DPLocalTrainer:
         """q~ = min(1, B / n), the Poisson inclusion probability of a client of n records."""
         return min(1.0, self.batch_size / n)
 
+    def draw_batches(self, n: int, *, steps: int, seed: int) -> list[torch.Tensor]:
+        """The ``steps`` Poisson batches of a client of ``n`` records: each record joins
+        each batch independently with probability :meth:`sampling_rate` (CPU int64
+        index tensors, a CPU generator seeded by ``seed``)."""
+        q = self.sampling_rate(n)
+        draws = generator(seed)
+        return [torch.nonzero(torch.rand(n, generator=draws) < q).squeeze(1) for _ in range(steps)]
+
     def optimizers(self, *, lr: float, seed: int):
         """``(sgd, optimizer)``: momentum SGD on the model's weights, and what
         :meth:`private_gradient` takes (Opacus' ``DPOptimizer`` around it for per-example
@@ -164,17 +172,13 @@ class DPLocalTrainer:
         steps = check_int("steps", steps, func=func, low=1)
         lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
         n = len(labels)
-        q = self.sampling_rate(n)
         load_params(self.base, mask.apply(params))
         keep = {k: v.to(self.device) for k, v in mask.keep.items()}
-        batches = generator(seed)
         sgd, optimizer = self.optimizers(lr=lr, seed=seed + 1)
         named = list(self.base.named_parameters())
         # all tau Poisson batches drawn on the host first and copied in one transfer, so
         # the loop below never waits for the device (their sizes are host integers)
-        drawn = [
-            torch.nonzero(torch.rand(n, generator=batches) < q).squeeze(1) for _ in range(steps)
-        ]
+        drawn = self.draw_batches(n, steps=steps, seed=seed)
         chosen_all = torch.cat(drawn).to(self.device)
         for chosen in chosen_all.split([len(d) for d in drawn]):
             self.private_gradient(optimizer, keep, images[chosen], labels[chosen])

@@ -87,8 +87,8 @@ def train_masked(
     keep = {n: mask.keep[n].to(device) for n in mask.keep}
     opt = torch.optim.Adam(module.parameters(), lr=lr)
     named = list(module.named_parameters())
-    for _ in range(steps):
-        idx = torch.randint(len(data), (min(batch_size, len(data)),), generator=gen).to(device)
+    every = torch.randint(len(data), (steps, min(batch_size, len(data))), generator=gen)
+    for idx in every.to(device):  # one host-to-device copy for all steps
         opt.zero_grad(set_to_none=True)
         nn.functional.cross_entropy(module(images[idx]), labels[idx]).backward()
         for name, p in named:

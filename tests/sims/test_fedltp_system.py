@@ -153,6 +153,67 @@ def test_noise_has_std_sigma_c_over_the_batch_size():
     assert abs(float(noise.std()) / (sigma * c / batch) - 1) < 0.03
 
 
+def test_batches_are_poisson_at_the_accounted_rate():
+    # the accountant assumes each record joins each batch independently with q~ = B / n
+    trainer = DPLocalTrainer(
+        nn.Linear(2, 2),
+        clipping="per_example",
+        max_grad_norm=1.0,
+        noise_multiplier=1.0,
+        batch_size=10,
+        momentum=0.0,
+        device="cpu",
+    )
+    n, steps = 40, 4000
+    q = trainer.sampling_rate(n)
+    assert q == 0.25
+    batches = trainer.draw_batches(n, steps=steps, seed=0)
+    sizes = np.array([len(b) for b in batches])
+    # Binomial(40, 1/4): mean 10, variance 7.5 (a fixed-size batch would have variance 0)
+    assert abs(sizes.mean() - 10) < 5 * math.sqrt(7.5 / steps)
+    assert abs(sizes.var() / 7.5 - 1) < 0.1
+    counts = np.bincount(torch.cat(batches).numpy(), minlength=n)
+    # every record about q * steps = 1000 times (sd 27.4): all within 5 sd
+    assert np.abs(counts - q * steps).max() < 5 * math.sqrt(steps * q * (1 - q))
+    assert all(len(torch.unique(b)) == len(b) for b in batches)  # no record twice in a batch
+
+
+def test_local_training_keeps_pruned_weights_at_zero():
+    trainer = DPLocalTrainer(
+        _tiny_net(0),
+        clipping="per_example",
+        max_grad_norm=1.0,
+        noise_multiplier=1.0,
+        batch_size=3,
+        momentum=0.5,
+        device="cpu",
+    )
+    mask = _partial_mask(trainer.base)
+    start = {n: p.detach().clone() for n, p in _tiny_net(2).named_parameters()}
+    x, y = _tiny_data(12)
+    new = trainer.train(start, mask, x, y, steps=5, lr=0.1, seed=0)
+    for name, value in new.items():
+        assert not bool(value[~mask.keep[name]].any())
+        assert not torch.equal(value[mask.keep[name]], start[name][mask.keep[name]])
+
+
+def test_aggregation_averages_each_coordinate_over_the_clients_keeping_it():
+    from sims.fedltp.training import _aggregate
+
+    g = {"w": torch.zeros(2, 2)}
+    masks = [
+        Mask({"w": torch.tensor([[True, True], [False, False]])}),
+        Mask({"w": torch.tensor([[True, False], [True, False]])}),
+    ]
+    deltas = [
+        {"w": torch.tensor([[1.0, 2.0], [0.0, 0.0]])},
+        {"w": torch.tensor([[3.0, 0.0], [5.0, 0.0]])},
+    ]
+    torch.testing.assert_close(
+        _aggregate(g, deltas, masks)["w"], torch.tensor([[2.0, 2.0], [5.0, 0.0]])
+    )
+
+
 # ---- accounting against Opacus and dp_accounting ----------------------------------------
 
 
