@@ -3,7 +3,8 @@
 Modules (one idea each):
 
 - ``config``: :class:`FedLTPConfig`, every parameter with the paper's values as defaults.
-- ``data``: :func:`split_fedltp_data`, disjoint public/private parts and the clients.
+- ``data``: :func:`split_fedltp_data` (or :func:`split_for_config`), disjoint public and
+  private parts and the clients (IID or Dirichlet).
 - ``masks``: magnitude pruning of the remaining weights; fed-iterative masks (eq. 12-16).
 - ``tickets``: Algorithm 1, winning tickets with rewinding, score V, softmax (eq. 10).
 - ``dp_local``: :class:`DPLocalTrainer`, tau DP-SGD iterations through Opacus.
@@ -12,7 +13,7 @@ Modules (one idea each):
 """
 
 from sims.fedltp.config import FedLTPConfig
-from sims.fedltp.data import FedLTPData, split_fedltp_data
+from sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
 from sims.fedltp.dp_local import DPLocalTrainer
 from sims.fedltp.masks import iterative_client_masks, prune_remaining, retention_rates
 from sims.fedltp.privacy import affordable_rounds, epsilon_after
@@ -43,4 +44,5 @@ __all__ = [
     "select_ticket",
     "selection_probabilities",
     "split_fedltp_data",
+    "split_for_config",
 ]

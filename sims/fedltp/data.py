@@ -119,3 +119,18 @@ def split_fedltp_data(
         clients_train=tuple(train),
         clients_val=tuple(val),
     )
+
+
+def split_for_config(dataset: ImageDataset, config) -> FedLTPData:
+    """:func:`split_fedltp_data` with the fields of a :class:`sims.fedltp.FedLTPConfig`
+    (``num_clients``, ``partition``, ``dirichlet_alpha``, ``public_fraction``,
+    ``val_fraction``, ``seed``)."""
+    return split_fedltp_data(
+        dataset,
+        num_clients=config.num_clients,
+        partition=config.partition,
+        dirichlet_alpha=config.dirichlet_alpha,
+        public_fraction=config.public_fraction,
+        val_fraction=config.val_fraction,
+        seed=config.seed,
+    )

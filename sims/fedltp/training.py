@@ -5,7 +5,8 @@ One round ``t = 1, 2, ...`` (Algorithm 2 lines 3-10, Sec. 4.2-4.4, Sec. 5):
 1. Stop rule: the epsilon the round would bring the total to
    (:func:`sims.fedltp.privacy.epsilon_after`, all ``t * tau`` noisy steps and ``t``
    Laplace releases) is computed *before* the round; if it exceeds the budget the loop
-   stops and the round is not run, so the released models never exceed the budget.
+   stops and the round is not run, so the released models never exceed the budget
+   (``noise_multiplier = 0`` is no privacy, an infinite epsilon: no round runs).
 2. K = round(q U) clients drawn uniformly without replacement (line 4).
 3. Server-side pruning: fed-one-shot broadcasts the ticket (eq. 11); fed-iterative builds
    K nested masks from the current global weights (eq. 12, :mod:`sims.fedltp.masks`) and

@@ -34,6 +34,7 @@ from sims.fedltp import (
     select_ticket,
     selection_probabilities,
     split_fedltp_data,
+    split_for_config,
 )
 from sims.fedltp.tickets import Ticket, load_params
 from sims.models import build_model
@@ -302,6 +303,13 @@ def test_training_stops_at_the_round_that_would_exceed_the_budget(digits):
     np.testing.assert_allclose([r["epsilon"] for r in result.records], eps[:3], rtol=1e-6)
 
 
+def test_no_noise_means_no_round_is_run(digits):
+    config = _tiny_run_config(noise_multiplier=0.0)  # infinite epsilon
+    result = run_fedltp(config, split_for_config(digits, config), _factory, device="cpu")
+    assert result.stopped_by_budget and result.rounds_run == 0 and result.records == []
+    assert result.best_round == 0  # the ticket itself is all there is
+
+
 # ---- Laplace validation ---------------------------------------------------------------------
 
 
@@ -409,10 +417,14 @@ class _Killed(RuntimeError):
     pass
 
 
-@pytest.mark.parametrize("pruning", ["one_shot", "iterative"])
-def test_end_to_end_run_records_rounds_and_resumes_after_a_kill(digits, tmp_path, pruning):
-    config = _tiny_run_config(pruning=pruning)
-    data = split_fedltp_data(digits, num_clients=6, seed=5)
+@pytest.mark.parametrize(
+    ("pruning", "partition"), [("one_shot", "iid"), ("iterative", "dirichlet")]
+)
+def test_end_to_end_run_records_rounds_and_resumes_after_a_kill(
+    digits, tmp_path, pruning, partition
+):
+    config = _tiny_run_config(pruning=pruning, partition=partition)
+    data = split_for_config(digits, config)
     whole = run_fedltp(
         config, data, _factory, store=ResultStore(tmp_path / "a.jsonl"), device="cpu"
     )
@@ -475,9 +487,16 @@ def test_split_is_disjoint_and_covers_the_data(digits):
     )
     parts = [data.public, data.public_val, data.test, *data.clients_train, *data.clients_val]
     assert sum(len(p) for p in parts) == len(digits)
-    rows = torch.cat([p.images.reshape(len(p), -1) for p in parts])
-    # duplicates of identical images aside, the parts are a permutation of the data set
-    assert torch.equal(rows.sum(0), digits.images.reshape(len(digits), -1).sum(0))
+    # with labels appended, the parts together are the data set as a multiset of rows
+    rows = torch.cat(
+        [torch.cat([p.images.reshape(len(p), -1), p.labels[:, None].float()], 1) for p in parts]
+    )
+    whole = torch.cat([digits.images.reshape(len(digits), -1), digits.labels[:, None].float()], 1)
+    got, got_counts = torch.unique(rows, dim=0, return_counts=True)
+    want, want_counts = torch.unique(whole, dim=0, return_counts=True)
+    assert torch.equal(got, want) and torch.equal(got_counts, want_counts)
+    sizes = [np.bincount(c.labels.numpy(), minlength=10) for c in data.clients_train]
+    assert min((s > 0).sum() for s in sizes) < 10  # alpha = 0.3: some client lacks a class
     assert abs(len(data.public) + len(data.public_val) - len(digits) / 2) < 10
 
 
