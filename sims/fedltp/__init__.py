@@ -1,0 +1,48 @@
+"""Fed-LTP (Shi et al., ``papers/fed-ltp-lottery-ticket-zcdp.txt``): Algorithms 1 and 2.
+
+Modules (one idea each):
+
+- ``config``: :class:`FedLTPConfig`, every parameter with the paper's values as defaults.
+- ``data``: :func:`split_fedltp_data` (or :func:`split_for_config`), disjoint public and
+  private parts and the clients (IID or Dirichlet).
+- ``masks``: magnitude pruning of the remaining weights; fed-iterative masks (eq. 12-16).
+- ``tickets``: Algorithm 1, winning tickets with rewinding, score V, softmax (eq. 10).
+- ``dp_local``: :class:`DPLocalTrainer`, tau DP-SGD iterations through Opacus.
+- ``privacy``: the schedule's epsilon and the rounds the budget affords.
+- ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule.
+"""
+
+from sims.fedltp.config import FedLTPConfig
+from sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
+from sims.fedltp.dp_local import DPLocalTrainer
+from sims.fedltp.masks import iterative_client_masks, prune_remaining, retention_rates
+from sims.fedltp.privacy import affordable_rounds, epsilon_after
+from sims.fedltp.tickets import (
+    Ticket,
+    find_ticket,
+    find_tickets,
+    select_ticket,
+    selection_probabilities,
+)
+from sims.fedltp.training import FedLTPResult, noisy_scores, run_fedltp
+
+__all__ = [
+    "DPLocalTrainer",
+    "FedLTPConfig",
+    "FedLTPData",
+    "FedLTPResult",
+    "Ticket",
+    "affordable_rounds",
+    "epsilon_after",
+    "find_ticket",
+    "find_tickets",
+    "iterative_client_masks",
+    "noisy_scores",
+    "prune_remaining",
+    "retention_rates",
+    "run_fedltp",
+    "select_ticket",
+    "selection_probabilities",
+    "split_fedltp_data",
+    "split_for_config",
+]

@@ -1,0 +1,150 @@
+"""Fed-LTP's hyper-parameters in one frozen dataclass (paper values as defaults).
+
+Shi et al., "Efficient Federated Learning with Enhanced Privacy via Lottery Ticket
+Pruning in Edge Computing" (``papers/fed-ltp-lottery-ticket-zcdp.txt``), Sec. 6.1 and
+Appendix .2: U = 50 clients, client sampling ratio q = 0.1, tau = 300 local DP-SGD
+iterations, C = 10, sigma = 1.4, batch B = 10 (MNIST; 15 for Fashion-MNIST),
+delta = 1e-3, momentum 0.5, learning rate 0.01 decayed by 0.99 per round, P2 = 0.1,
+T = 50 (MNIST), public-data learning rate 1.2e-3, Dirichlet alpha = 1 for non-IID.
+The paper gives no value for the pruning degree Pr, the number of tickets M, the ticket
+training iterations k, lambda_val or the budget epsilon; the defaults chosen here are
+marked "not in the paper".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from bounds.validation import check_choice, check_int, check_real
+from sims.core.runtime import check_seed
+
+PRUNING = ("one_shot", "iterative")
+CLIPPING = ("per_example", "batch")
+PARTITIONS = ("iid", "dirichlet")
+
+
+@dataclass(frozen=True)
+class FedLTPConfig:
+    """Every parameter of Algorithms 1 and 2 (see the module docstring for provenance).
+
+    Attributes:
+        num_clients: U >= 1 (paper 50).
+        client_rate: q in (0, 1], clients selected per round K = max(1, round(q U))
+            (paper 0.1).
+        local_steps: tau >= 1 DP-SGD iterations per selected client and round (paper 300).
+        max_grad_norm: clipping threshold C > 0 (paper 10).
+        noise_multiplier: sigma >= 0, noise std sigma * C (paper 1.4).
+        batch_size: expected local batch size B >= 1 (paper 10); each client samples
+            every record with probability B / n_i (Poisson, see :mod:`sims.fedltp.dp_local`).
+        clipping: ``"per_example"`` (DP-SGD through Opacus, l2 sensitivity C) or
+            ``"batch"`` (line 15 of Algorithm 2 as printed: the mini-batch gradient is
+            clipped, sensitivity 2C, accounted at noise multiplier sigma / 2).
+        lr: local learning rate eta > 0 (paper 0.01); lr_decay in (0, 1] per round (0.99).
+        momentum: local SGD momentum in [0, 1) (paper 0.5).
+        lambda_val: Laplace scale of each validation score (eq. 17, sensitivity 1), > 0
+            (not in the paper: 10).
+        epsilon: total budget > 0 in nats at ``delta`` (not in the paper: 8).
+        delta: in (0, 1) (paper 1e-3).
+        rounds: T >= 1, the most rounds run (paper 50).
+        prune_degree: Pr in [0, 1), the fraction of each layer's remaining weights pruned
+            per pruning iteration of Algorithm 1 (not in the paper: 0.5).
+        ticket_iterations: pruning iterations per ticket, >= 1 (Algorithm 1 as printed: 1).
+        num_tickets: M >= 1 (not in the paper: 3).
+        ticket_steps: k >= 1 training iterations per pruning iteration (not in the paper: 200).
+        ticket_lr: learning rate of ticket training > 0 (paper 1.2e-3, Adam).
+        ticket_batch_size: >= 1 (not in the paper: 64).
+        temperature: > 0, the softmax of eq. 10 divides V by it (eq. 10 as printed: 1).
+        pruning: ``"one_shot"`` (eq. 11) or ``"iterative"`` (eq. 12-16).
+        further_prune: P2 in [0, 1) of the fed-iterative scheme (paper 0.1).
+        partition: ``"iid"`` or ``"dirichlet"``; dirichlet_alpha > 0 (paper 1).
+        public_fraction: share of the data set used as public data, in (0, 1) (0.5).
+        val_fraction: share of each client's data held out for validation, in (0, 1) (0.2).
+        seed: >= 0.
+    """
+
+    num_clients: int = 50
+    client_rate: float = 0.1
+    local_steps: int = 300
+    max_grad_norm: float = 10.0
+    noise_multiplier: float = 1.4
+    batch_size: int = 10
+    clipping: str = "per_example"
+    lr: float = 0.01
+    lr_decay: float = 0.99
+    momentum: float = 0.5
+    lambda_val: float = 10.0
+    epsilon: float = 8.0
+    delta: float = 1e-3
+    rounds: int = 50
+    prune_degree: float = 0.5
+    ticket_iterations: int = 1
+    num_tickets: int = 3
+    ticket_steps: int = 200
+    ticket_lr: float = 1.2e-3
+    ticket_batch_size: int = 64
+    temperature: float = 1.0
+    pruning: str = "one_shot"
+    further_prune: float = 0.1
+    partition: str = "iid"
+    dirichlet_alpha: float = 1.0
+    public_fraction: float = 0.5
+    val_fraction: float = 0.2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        func = "FedLTPConfig"
+        for name in (
+            "num_clients",
+            "local_steps",
+            "batch_size",
+            "rounds",
+            "ticket_iterations",
+            "num_tickets",
+            "ticket_steps",
+            "ticket_batch_size",
+        ):
+            check_int(name, getattr(self, name), func=func, low=1)
+        check_real("client_rate", self.client_rate, func=func, low=0, high=1, low_inclusive=False)
+        check_real("max_grad_norm", self.max_grad_norm, func=func, low=0, low_inclusive=False)
+        check_real("noise_multiplier", self.noise_multiplier, func=func, low=0)
+        check_choice("clipping", self.clipping, func=func, choices=CLIPPING)
+        for name in ("lr", "ticket_lr", "temperature", "lambda_val", "epsilon"):
+            check_real(name, getattr(self, name), func=func, low=0, low_inclusive=False)
+        check_real("lr_decay", self.lr_decay, func=func, low=0, high=1, low_inclusive=False)
+        check_real("momentum", self.momentum, func=func, low=0, high=1, high_inclusive=False)
+        check_real(
+            "delta", self.delta, func=func, low=0, high=1, low_inclusive=False, high_inclusive=False
+        )
+        for name in ("prune_degree", "further_prune"):
+            check_real(name, getattr(self, name), func=func, low=0, high=1, high_inclusive=False)
+        check_choice("pruning", self.pruning, func=func, choices=PRUNING)
+        check_choice("partition", self.partition, func=func, choices=PARTITIONS)
+        check_real("dirichlet_alpha", self.dirichlet_alpha, func=func, low=0, low_inclusive=False)
+        for name in ("public_fraction", "val_fraction"):
+            check_real(
+                name,
+                getattr(self, name),
+                func=func,
+                low=0,
+                high=1,
+                low_inclusive=False,
+                high_inclusive=False,
+            )
+        check_seed(self.seed, func=func)
+
+    @property
+    def clients_per_round(self) -> int:
+        """K = max(1, round(q U)), the clients selected per round (paper: 5)."""
+        return max(1, round(self.client_rate * self.num_clients))
+
+    @property
+    def accounted_noise_multiplier(self) -> float:
+        """Noise std over the l2 sensitivity: sigma with per-example clipping, sigma / 2
+        with batch clipping (two clipped mini-batch gradients differ by up to 2C)."""
+        return (
+            self.noise_multiplier if self.clipping == "per_example" else self.noise_multiplier / 2
+        )
+
+    def as_dict(self) -> dict:
+        """The fields as a JSON-able dict (the key of a run is its fingerprint)."""
+        return asdict(self)

@@ -1,0 +1,318 @@
+"""Algorithm 2 of Fed-LTP: the server loop with DP clients, noisy validation and a budget stop.
+
+One round ``t = 1, 2, ...`` (Algorithm 2 lines 3-10, Sec. 4.2-4.4, Sec. 5):
+
+1. Stop rule: the epsilon the round would bring the total to
+   (:func:`sims.fedltp.privacy.epsilon_after`, all ``t * tau`` noisy steps and ``t``
+   Laplace releases) is computed *before* the round; if it exceeds the budget the loop
+   stops and the round is not run, so the released models never exceed the budget
+   (``noise_multiplier = 0`` is no privacy, an infinite epsilon: no round runs).
+2. K = round(q U) clients drawn uniformly without replacement (line 4).
+3. Server-side pruning: fed-one-shot broadcasts the ticket (eq. 11); fed-iterative builds
+   K nested masks from the current global weights (eq. 12, :mod:`sims.fedltp.masks`) and
+   shuffles them over the selected clients, so their masks differ (eq. 14).
+4. Each selected client runs ``tau`` DP-SGD iterations (:mod:`sims.fedltp.dp_local`)
+   with learning rate ``lr * lr_decay^(t-1)`` and returns ``Delta_i`` (lines 12-19).
+5. Aggregation: every coordinate is moved by the mean ``Delta`` of the clients that kept
+   it (line 9 and "averaged over the unpruned parameters in each participated client");
+   a coordinate no client kept is unchanged.
+6. Validation (eq. 17-18): each selected client counts the aggregated model's correct
+   predictions on its validation data and releases the count plus
+   ``Laplace(0, lambda_val)`` noise (sensitivity 1); the server sums them into ``S^t`` and
+   keeps the model with the largest ``S^t`` (eq. 19).
+
+Each finished round is one record in a :class:`sims.core.store.ResultStore` (key
+``<run>/round=<t>``; test accuracy, noisy score, epsilon, bytes, densities) written
+after a checkpoint of the server state, so a killed run resumes at the next round and
+reproduces the uninterrupted run: every draw of round ``t`` is seeded by ``(seed, t)``.
+Bytes: 4 per kept coordinate (float32, biases included) per selected client, down and up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from bounds.validation import check_real
+from estimators.device import resolve_device
+from sims.core.runtime import fingerprint
+from sims.core.store import ResultStore
+from sims.fedltp.config import FedLTPConfig
+from sims.fedltp.data import FedLTPData
+from sims.fedltp.dp_local import DPLocalTrainer
+from sims.fedltp.masks import iterative_client_masks
+from sims.fedltp.privacy import epsilon_after
+from sims.fedltp.tickets import count_correct, find_tickets, load_params, select_ticket
+from sims.pruning.mask import Mask
+
+logger = logging.getLogger(__name__)
+
+_BYTES_PER_VALUE = 4
+
+
+@dataclass
+class FedLTPResult:
+    """What :func:`run_fedltp` produced.
+
+    Attributes:
+        run: the run key (fingerprint of the config and ``name``).
+        records: the per-round records, round order (also in the store).
+        rounds_run: rounds completed. stopped_by_budget: whether the budget ended the run.
+        epsilon: the privacy loss of the rounds run (nats; 0 if none).
+        best_round: the round of the largest noisy score (0: the ticket itself).
+        best_params, final_params: the kept (eq. 19) and the last global weights.
+        ticket_index, ticket_scores: the ticket drawn by eq. 10 and every ticket's V.
+        ticket_mask: the ticket's mask.
+    """
+
+    run: str
+    records: list[dict]
+    rounds_run: int
+    stopped_by_budget: bool
+    epsilon: float
+    best_round: int
+    best_params: dict[str, torch.Tensor]
+    final_params: dict[str, torch.Tensor]
+    ticket_index: int
+    ticket_scores: list[int]
+    ticket_mask: Mask
+
+
+def noisy_scores(scores, *, lambda_val: float, rng: np.random.Generator) -> np.ndarray:
+    """Eq. 17: each score plus independent ``Laplace(0, lambda_val)`` noise (sensitivity 1,
+    so each release is ``1 / lambda_val``-DP); mean absolute noise ``lambda_val``."""
+    lam = check_real("lambda_val", lambda_val, func="noisy_scores", low=0, low_inclusive=False)
+    s = np.asarray(scores, dtype=float)
+    return s + rng.laplace(0.0, lam, size=s.shape)
+
+
+def _client_seed(seed: int, t: int, client: int) -> int:
+    return int(np.random.default_rng([seed, t, client]).integers(2**31 - 2))
+
+
+def _aggregate(global_params, deltas, masks) -> dict[str, torch.Tensor]:
+    out = {}
+    for name, value in global_params.items():
+        total = sum(d[name] for d in deltas)
+        count = sum(m.keep[name].to(value.device).to(value.dtype) for m in masks)
+        out[name] = value + total / count.clamp(min=1)
+    return out
+
+
+class _Checkpoints:
+    """Server state after round ``t`` as ``<dir>/round=<t>.pt``, written atomically; the
+    previous one is removed once the next round's record is in the store."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def path(self, t: int) -> Path:
+        return self.folder / f"round={t}.pt"
+
+    def save(self, t: int, state: dict) -> None:
+        tmp = self.path(t).with_suffix(".tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, self.path(t))
+
+    def load(self, t: int) -> dict | None:
+        path = self.path(t)
+        return torch.load(path, map_location="cpu", weights_only=False) if path.exists() else None
+
+    def drop(self, t: int) -> None:
+        self.path(t).unlink(missing_ok=True)
+
+
+def run_fedltp(
+    config: FedLTPConfig,
+    data: FedLTPData,
+    model_factory: Callable[[], nn.Module],
+    *,
+    name: str = "fedltp",
+    store: ResultStore | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    device="auto",
+    on_round: Callable[[dict], None] | None = None,
+) -> FedLTPResult:
+    """Algorithms 1 and 2 of Fed-LTP on ``data`` (module docstring).
+
+    Args:
+        config: the hyper-parameters. data: from :func:`sims.fedltp.data.split_fedltp_data`
+            with ``config.num_clients`` clients.
+        model_factory: builds the network (called under a seed for each ticket, once for
+            the clients' trainer); ``name`` names it in the run key.
+        store: records go there, and a rerun with the same config and name resumes after
+            the last recorded round (needs ``checkpoint_dir``, default
+            ``<store file>.ckpt/<run>``). Without a store nothing is written.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"``.
+        on_round: called with each record once it is stored (progress, tests).
+    """
+    func = "run_fedltp"
+    if not isinstance(config, FedLTPConfig):
+        raise ValueError(
+            f"The 'config' parameter of {func} must be a FedLTPConfig. "
+            f"Got {type(config).__name__} instead."
+        )
+    if len(data.clients_train) != config.num_clients:
+        raise ValueError(
+            f"The 'data' parameter of {func} must hold config.num_clients = "
+            f"{config.num_clients} clients. Got {len(data.clients_train)} instead."
+        )
+    device = resolve_device(device)
+    run = f"{name}-{fingerprint({'name': name, **config.as_dict()})}"
+    checkpoints = None
+    if store is not None:
+        folder = checkpoint_dir or store.path.with_name(store.path.name + ".ckpt")
+        checkpoints = _Checkpoints(Path(folder) / run)
+    records = (
+        sorted(
+            (r for r in store.records() if r.get("run") == run and "round" in r),
+            key=lambda r: r["round"],
+        )
+        if store is not None
+        else []
+    )
+    stop = (
+        next((r for r in store.records() if r["key"] == f"{run}/stop"), None)
+        if store is not None
+        else None
+    )
+    start = records[-1]["round"] if records else 0
+    state = checkpoints.load(start) if checkpoints is not None else None
+    if state is None and start > 0:
+        raise ValueError(
+            f"The 'checkpoint_dir' of {func} holds no checkpoint of round {start} of run {run}; "
+            f"cannot resume (delete the run's records to start over)."
+        )
+    sizes = [len(c) for c in data.clients_train]
+    sampling_rate = min(1.0, config.batch_size / min(sizes))
+    if state is None:
+        tickets = find_tickets(
+            model_factory,
+            data.public,
+            data.public_val,
+            num_tickets=config.num_tickets,
+            seed=config.seed,
+            prune_degree=config.prune_degree,
+            iterations=config.ticket_iterations,
+            steps=config.ticket_steps,
+            lr=config.ticket_lr,
+            batch_size=config.ticket_batch_size,
+            device=device,
+        )
+        index = select_ticket(tickets, temperature=config.temperature, seed=config.seed)
+        ticket = tickets[index]
+        state = {
+            "global": {k: v.cpu() for k, v in ticket.params.items()},
+            "best": {k: v.cpu() for k, v in ticket.params.items()},
+            "best_score": -np.inf,
+            "best_round": 0,
+            "ticket_mask": {k: v.cpu() for k, v in ticket.mask.keep.items()},
+            "ticket_index": index,
+            "ticket_scores": [t.score for t in tickets],
+        }
+        if checkpoints is not None:
+            checkpoints.save(0, state)
+    base = Mask({k: v.to(device) for k, v in state["ticket_mask"].items()})
+    global_params = {k: v.to(device) for k, v in state["global"].items()}
+    model = model_factory().to(device)
+    trainer = DPLocalTrainer(
+        model,
+        clipping=config.clipping,
+        max_grad_norm=config.max_grad_norm,
+        noise_multiplier=config.noise_multiplier,
+        batch_size=config.batch_size,
+        momentum=config.momentum,
+        device=device,
+    )
+    train = [(c.images.to(device), c.labels.to(device)) for c in data.clients_train]
+    k = config.clients_per_round
+    total_bytes = records[-1]["bytes_cumulative"] if records else 0
+    stopped = stop is not None and stop.get("reason") == "budget"
+    t = start
+    while stop is None and t < config.rounds:
+        t += 1
+        eps = epsilon_after(config, t, sampling_rate=sampling_rate)
+        if eps > config.epsilon:
+            logger.info("round %d would bring epsilon to %.4g > %.4g: stop", t, eps, config.epsilon)
+            stopped, t = True, t - 1
+            break
+        rng = np.random.default_rng([config.seed, t])
+        selected = rng.choice(config.num_clients, size=k, replace=False)
+        if config.pruning == "one_shot":
+            masks = [base] * k
+        else:
+            nested = iterative_client_masks(
+                global_params, base, further_prune=config.further_prune, count=k
+            )
+            masks = [nested[j] for j in rng.permutation(k)]
+        lr = config.lr * config.lr_decay ** (t - 1)
+        deltas = []
+        for client, mask in zip(selected, masks, strict=True):
+            start_params = mask.apply(global_params)
+            new = trainer.train(
+                global_params,
+                mask,
+                *train[client],
+                steps=config.local_steps,
+                lr=lr,
+                seed=_client_seed(config.seed, t, int(client)),
+            )
+            deltas.append({n: new[n] - start_params[n] for n in new})
+        global_params = _aggregate(global_params, deltas, masks)
+        load_params(trainer.base, global_params)
+        scores = [count_correct(trainer.base, data.clients_val[c], device) for c in selected]
+        score = float(noisy_scores(scores, lambda_val=config.lambda_val, rng=rng).sum())
+        if score > state["best_score"]:
+            state["best_score"], state["best_round"] = score, t
+            state["best"] = {n: v.cpu().clone() for n, v in global_params.items()}
+        kept = [m.num_kept() for m in masks]
+        round_bytes = 2 * _BYTES_PER_VALUE * sum(kept)
+        total_bytes += round_bytes
+        record = {
+            "key": f"{run}/round={t}",
+            "run": run,
+            "round": t,
+            "selected": [int(c) for c in selected],
+            "test_accuracy": count_correct(trainer.base, data.test, device) / len(data.test),
+            "validation_score": score,
+            "best_round": state["best_round"],
+            "epsilon": eps,
+            "bytes_up": _BYTES_PER_VALUE * sum(kept),
+            "bytes_down": _BYTES_PER_VALUE * sum(kept),
+            "bytes_cumulative": total_bytes,
+            "density_clients": float(np.mean([m.density() for m in masks])),
+            "density_global": base.density(),
+        }
+        state["global"] = {n: v.cpu().clone() for n, v in global_params.items()}
+        if store is not None:
+            checkpoints.save(t, state)
+            store.append(record)
+            checkpoints.drop(t - 1)
+        records.append(record)
+        if on_round is not None:
+            on_round(record)
+    if store is not None and stop is None:
+        reason = "budget" if stopped else "rounds"
+        store.append({"key": f"{run}/stop", "run": run, "reason": reason, "rounds_run": t})
+    eps_total = records[-1]["epsilon"] if records else 0.0
+    return FedLTPResult(
+        run=run,
+        records=records,
+        rounds_run=len(records),
+        stopped_by_budget=stopped,
+        epsilon=eps_total,
+        best_round=state["best_round"],
+        best_params=state["best"],
+        final_params={n: v.cpu() for n, v in global_params.items()},
+        ticket_index=state["ticket_index"],
+        ticket_scores=state["ticket_scores"],
+        ticket_mask=Mask(dict(state["ticket_mask"])),
+    )
