@@ -2,7 +2,8 @@
 blocks' own configurations.
 
 A job holds a :class:`ModelSpec` (what :func:`sims.models.build_model` builds), a
-:class:`PruningSpec` (what :func:`sims.pruning.schemes.build_scheme` builds), the FL
+:class:`PruningSpec` (what :func:`sims.pruning.schemes.build_scheme` builds), a
+:class:`DefenseSpec` (the client-side defense of :mod:`sims.defenses`), the FL
 loop's :class:`sims.fl.server.FedConfig` and the inversion's
 :class:`sims.attacks.AttackConfig`, each under its own field names, plus the few fields
 that belong to the study itself (data set, population, targets, seed, device). A field is
@@ -29,7 +30,7 @@ from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
 from sims.core import memory
 from sims.core.runtime import check_seed, fingerprint
 from sims.data.datasets import available_datasets
-from sims.defenses.client import FixedDefense
+from sims.defenses import FixedDefense, PriPruneDefense
 from sims.fl.server import FedConfig
 from sims.models import available_models, build_model, model_options
 from sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
@@ -213,9 +214,6 @@ class DefenseSpec:
         if self.name == "none":
             return None
         if self.name == "priprune":
-            # Imported here: the adaptive defense is only needed by the jobs that run it.
-            from sims.defenses.adaptive import PriPruneDefense
-
             return PriPruneDefense(
                 **{name: getattr(self, name) for name in self.READS["priprune"]}, seed=seed
             )
