@@ -253,7 +253,9 @@ def run_job(job: AttackJob) -> dict:
     the defense-aware attacker cannot match (withheld now or, under Pseudo-Pruning, at the
     client's last upload: :func:`sims.attacks.defense_aware.attack_mask`), and its mean
     ``effective_defense_rate`` (None without uploads). The attack metrics mean what they
-    mean without a defense, for the job's ``attacker``.
+    mean without a defense, for the job's ``attacker``; the exact bits are None under a
+    defense (the release model of :mod:`sims.sweep.leakage_bits` does not hold: the
+    withheld coordinates depend on the batch), the Fano bits are the chosen attacker's.
     """
     start = time.perf_counter()
     device = resolve_device(job.device)

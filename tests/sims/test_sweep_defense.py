@@ -107,6 +107,17 @@ def test_a_job_without_defense_records_zero_rates_and_both_attackers_agree():
     assert aware["psnr_per_upload"] == pytest.approx(unaware["psnr_per_upload"], rel=1e-3)
 
 
+def test_exact_bits_are_left_out_under_a_defense():
+    """With 8 clients |D_i| ~ 180 <= leakage_candidates: the undefended job has its exact
+    bits; under Largest the withheld coordinates depend on the batch and the release
+    model does not hold, so they are None (the Fano bits stay)."""
+    job = {**TINY, "num_clients": 8, "fed.clients_per_round": 8}
+    plain = run_job(AttackJob.from_fields(job))
+    defended = run_job(AttackJob.from_fields({**job, "defense.name": "largest"}))
+    assert plain["exact_bits"] is not None and defended["exact_bits"] is None
+    assert defended["fano_bits"] is not None
+
+
 def test_toml_sets_the_defense_and_the_attacker(tmp_path):
     path = write(
         tmp_path / "d.toml",
