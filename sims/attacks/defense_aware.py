@@ -62,7 +62,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice
-from sims.attacks.config import AttackResult
+from sims.attacks.config import AttackConfig, AttackResult
 from sims.attacks.inversion import invert_gradient_batched
 from sims.attacks.update import revealed_gradient
 from sims.core.functional import check_lr
@@ -164,6 +164,7 @@ def defense_aware_attack(
     records: Sequence[Mapping],
     *,
     lr: float,
+    config: AttackConfig,
     labels: Sequence[torch.Tensor | None] | None = None,
     seeds: Sequence[int] | None = None,
     local_steps: int = 1,
@@ -182,12 +183,14 @@ def defense_aware_attack(
     mask, :func:`sims.fl.client.local_sgd`) replayed from the estimated start of that
     round on the attacker's own reconstruction of that round's batch and labels. The
     withheld weights are the client's trained weights (Algorithm 3 line 13), so a good
-    reconstruction of round ``t'`` gives back the forward pass of round ``t``.
+    reconstruction of round ``t'`` gives back the forward pass of round ``t``. A client's
+    earlier records must be among ``records`` for this; without them the point keeps the
+    broadcast.
 
-    ``lr`` is the client's learning rate; ``labels`` and ``seeds`` one per record (as in
-    :func:`sims.attacks.inversion.invert_gradient_batched`, default: none and
-    ``config.seed``); the other keyword options (``batch_shape``, ``num_classes``,
-    ``config``, ``chunk``) as there.
+    ``lr`` is the client's learning rate (times the defense's step scale, e.g.
+    PriPrune's ``lambda_acc``); ``config``, ``labels`` and ``seeds`` (one per record;
+    default: none and ``config.seed``) and the other keyword options (``batch_shape``,
+    ``num_classes``, ``chunk``) as in :func:`sims.attacks.inversion.invert_gradient_batched`.
     """
     func = "defense_aware_attack"
     lr = check_lr("lr", lr, func=func)
@@ -197,7 +200,7 @@ def defense_aware_attack(
         )
     count = len(records)
     labels = [None] * count if labels is None else list(labels)
-    seeds = [options["config"].seed] * count if seeds is None else list(seeds)
+    seeds = [config.seed] * count if seeds is None else list(seeds)
     results: list[AttackResult] = [None] * count
     replayed: dict[int, dict[str, torch.Tensor]] = {}  # per client: its estimated w_bar
     for t in sorted({r["round"] for r in records}):
@@ -229,6 +232,7 @@ def defense_aware_attack(
             masks=[records[k]["attack_mask"] for k in rows],
             labels=[labels[k] for k in rows],
             seeds=[seeds[k] for k in rows],
+            config=config,
             local_steps=local_steps,
             client_lr=lr,
             **options,
