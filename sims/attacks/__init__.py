@@ -14,7 +14,9 @@ The public API; callers import from here. The submodules, one idea each:
 * :mod:`~sims.attacks.inversion` -- one or K inversions of a target gradient;
 * :mod:`~sims.attacks.attack` -- the attack on an update, SGI and GI as one
   :func:`gradient_inversion` with a ``mask_aware`` switch, and their paper names;
-* :mod:`~sims.attacks.identification` -- the candidates a reconstruction names.
+* :mod:`~sims.attacks.identification` -- the candidates a reconstruction names;
+* :mod:`~sims.attacks.defense_aware` -- SGI by a server that knows PriPrune's
+  client-side defenses (Algorithm 3): its observer and its attack.
 """
 
 from sims.attacks.attack import (
@@ -34,6 +36,7 @@ from sims.attacks.config import (
     AttackConfig,
     AttackResult,
 )
+from sims.attacks.defense_aware import DefenseAwareObserver, attack_mask, defense_aware_attack
 from sims.attacks.identification import identify
 from sims.attacks.inversion import invert_gradient, invert_gradient_batched
 from sims.attacks.priors import total_variation
@@ -47,6 +50,9 @@ __all__ = [
     "OPTIMIZERS",
     "AttackConfig",
     "AttackResult",
+    "DefenseAwareObserver",
+    "attack_mask",
+    "defense_aware_attack",
     "gi_attack",
     "gi_attack_batched",
     "gradient_inversion",

@@ -4,12 +4,13 @@ the resumable local runner (:mod:`~sims.sweep.runner`) and reading results by pa
 (:mod:`~sims.sweep.panels`). Figures are in :mod:`sims.plots.sweep`."""
 
 from sims.sweep.grid import SweepConfig
-from sims.sweep.job import AttackJob, ModelSpec, PruningSpec, job_key
+from sims.sweep.job import AttackJob, DefenseSpec, ModelSpec, PruningSpec, job_key
 from sims.sweep.loading import load_config, packaged_config, packaged_configs, read_config
 from sims.sweep.runner import run_job, run_sweep, sweep_records
 
 __all__ = [
     "AttackJob",
+    "DefenseSpec",
     "ModelSpec",
     "PruningSpec",
     "SweepConfig",

@@ -2,7 +2,8 @@
 blocks' own configurations.
 
 A job holds a :class:`ModelSpec` (what :func:`sims.models.build_model` builds), a
-:class:`PruningSpec` (what :func:`sims.pruning.schemes.build_scheme` builds), the FL
+:class:`PruningSpec` (what :func:`sims.pruning.schemes.build_scheme` builds), a
+:class:`DefenseSpec` (the client-side defense of :mod:`sims.defenses`), the FL
 loop's :class:`sims.fl.server.FedConfig` and the inversion's
 :class:`sims.attacks.AttackConfig`, each under its own field names, plus the few fields
 that belong to the study itself (data set, population, targets, seed, device). A field is
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar
 
 import torch
 
@@ -28,6 +30,7 @@ from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
 from sims.core import memory
 from sims.core.runtime import check_seed, fingerprint
 from sims.data.datasets import available_datasets
+from sims.defenses import FixedDefense, PriPruneDefense
 from sims.fl.server import FedConfig
 from sims.models import available_models, build_model, model_options
 from sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
@@ -55,6 +58,10 @@ JOB_OWNED = {
 OWNED_PATHS = tuple(f"{section}.{name}" for section, names in JOB_OWNED.items() for name in names)
 # Fields that do not change a job's numbers (left out of its fingerprint), as dotted paths.
 _NOT_FINGERPRINTED = ("data_dir", "attack_chunk", "fed.eval_batch_size")
+#: The defenses a job can run (:class:`DefenseSpec`) and the attackers
+#: (:class:`AttackJob`'s ``attacker``).
+DEFENSES = ("none", "largest", "random", "mix", "priprune")
+ATTACKERS = ("unaware", "aware")
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,94 @@ class PruningSpec:
         )
 
 
+@dataclass(frozen=True)
+class DefenseSpec:
+    """PriPrune's client-side defense after the base scheme (:mod:`sims.defenses`).
+
+    ``name``: ``"none"`` (the base scheme alone), ``"largest"``, ``"random"``, ``"mix"``
+    (:class:`sims.defenses.FixedDefense` at defense rate ``rate``; Mix takes
+    ``largest_fraction`` of it by gradient; AAAI "Insights from Evaluation", Fig. 4) or
+    ``"priprune"`` (:class:`sims.defenses.adaptive.PriPruneDefense`, journal Algorithm 3,
+    with eq. (16)'s ``lambda_acc``, ``lambda_pri``, ``lambda_sha``, eq. (18)'s
+    ``temperature``, ``alpha_init`` and ``alpha_lr``; None: the client's lr).
+    ``pseudo``: Pseudo-Pruning (Insight 2) or real pruning. Defaults: PriPrune's rate 0.3,
+    Mix 0.15 + 0.15, and :class:`~sims.defenses.adaptive.PriPruneDefense`'s defaults.
+
+    A field the chosen defense does not read must stay at its default (with ``"none"``:
+    every field), so that one computation has one job and one key.
+    """
+
+    name: str = "none"
+    rate: float = 0.3
+    pseudo: bool = True
+    largest_fraction: float = 0.5
+    lambda_acc: float = 5.0
+    lambda_pri: float = 15.0
+    lambda_sha: float = 2e-5
+    temperature: float = 1.0
+    alpha_init: float = 0.3
+    alpha_lr: float | None = None
+
+    #: The fields each defense reads.
+    READS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "none": (),
+        "largest": ("rate", "pseudo"),
+        "random": ("rate", "pseudo"),
+        "mix": ("rate", "pseudo", "largest_fraction"),
+        "priprune": (
+            "pseudo",
+            "lambda_acc",
+            "lambda_pri",
+            "lambda_sha",
+            "temperature",
+            "alpha_init",
+            "alpha_lr",
+        ),
+    }
+
+    def __post_init__(self) -> None:
+        func = "DefenseSpec"
+        check_choice("name", self.name, func=func, choices=DEFENSES)
+        if not isinstance(self.pseudo, bool):
+            raise ValueError(
+                f"The 'pseudo' parameter of {func} must be a bool. Got {self.pseudo!r} instead."
+            )
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name not in ("name", *self.READS[self.name]) and value != f.default:
+                raise ValueError(
+                    f"The '{f.name}' parameter of {func} is not read by the defense "
+                    f"{self.name!r} (it reads {list(self.READS[self.name])}); leave it at "
+                    f"{f.default!r}. Got {value!r} instead."
+                )
+        self.build(seed=0)  # the defense's own checks of its values
+
+    @property
+    def step_scale(self) -> float:
+        """The client's weight step over ``lr * grad L_acc``: ``lambda_acc`` for PriPrune
+        (Algorithm 3 line 9 steps on eq. (16)'s ``L_local``, whose weight gradient is
+        ``lambda_acc grad L_acc``; :mod:`sims.defenses.adaptive`), else 1. The
+        defense-aware attacker, which knows the defense's settings, inverts steps of
+        ``step_scale * lr``."""
+        return self.lambda_acc if self.name == "priprune" else 1.0
+
+    def build(self, *, seed: int):
+        """The defense for one FL run (None for ``"none"``); ``seed`` seeds its draws."""
+        if self.name == "none":
+            return None
+        if self.name == "priprune":
+            return PriPruneDefense(
+                **{name: getattr(self, name) for name in self.READS["priprune"]}, seed=seed
+            )
+        return FixedDefense(
+            self.name,
+            self.rate,
+            largest_fraction=self.largest_fraction,
+            pseudo=self.pseudo,
+            seed=seed,
+        )
+
+
 def _study_fed_config() -> FedConfig:
     # One round of FedSGD on single images, every client sampled: the study's base point.
     return FedConfig(rounds=1, clients_per_round=10, batch_size=1)
@@ -154,6 +249,10 @@ class AttackJob:
         fed: the FL loop (rounds T, clients_per_round, local_epochs E, batch_size B, lr r
             of eq. (1), gradient_at ...); its :data:`JOB_OWNED` fields stay at defaults.
         attack: ``"sgi"`` or ``"gi"``.
+        defense: :class:`DefenseSpec`, the clients' defense after the base scheme.
+        attacker: ``"unaware"`` (PriPrune's evaluation: Algorithm 2 as published, the
+            mask read off the upload's zeros) or ``"aware"``
+            (:mod:`sims.attacks.defense_aware`: it knows Algorithm 3; SGI only).
         inversion: the attack's hyper-parameters (PriPrune's is cosine + TV with Adam,
             ``loss="cosine_tv", optimizer="adam"``); a batched optimizer.
         attack_chunk: attacks per batched computation (memory only).
@@ -176,6 +275,8 @@ class AttackJob:
     pruning: PruningSpec = field(default_factory=PruningSpec)
     fed: FedConfig = field(default_factory=_study_fed_config)
     attack: str = "sgi"
+    defense: DefenseSpec = field(default_factory=DefenseSpec)
+    attacker: str = "unaware"
     inversion: AttackConfig = field(default_factory=_study_attack_config)
     attack_chunk: int = 16
     stats_samples: int = 64
@@ -193,6 +294,7 @@ class AttackJob:
             ("model", ModelSpec),
             ("pruning", PruningSpec),
             ("fed", FedConfig),
+            ("defense", DefenseSpec),
             ("inversion", AttackConfig),
         ):
             if not isinstance(getattr(self, name), cls):
@@ -218,6 +320,12 @@ class AttackJob:
                         f"Got {getattr(config, name)!r} instead."
                     )
         check_choice("attack", self.attack, func=func, choices=tuple(ATTACKS))
+        check_choice("attacker", self.attacker, func=func, choices=ATTACKERS)
+        if self.attacker == "aware" and self.attack != "sgi":
+            raise ValueError(
+                f"The 'attacker' parameter of {func} is 'aware', a mask-aware SGI; it "
+                f"needs attack='sgi'. Got attack={self.attack!r} instead."
+            )
         check_choice(
             "inversion.optimizer",
             self.inversion.optimizer,
@@ -289,12 +397,24 @@ class AttackJob:
         return out
 
     def fingerprint(self) -> str:
-        """Hash of every field that changes the numbers: the job's key in a store."""
-        return fingerprint(self.as_fields(), exclude=_NOT_FINGERPRINTED)
+        """Hash of every field that changes the numbers: the job's key in a store.
+
+        The fields added with the defenses (:data:`_ADDED_LATER`) count only when set
+        away from their defaults, so a job without a defense keeps the key it had
+        before they existed (its records stay found)."""
+        values = self.as_fields()
+        at_default = [path for path in _ADDED_LATER if values[path] == _DEFAULT_FIELDS[path]]
+        return fingerprint(values, exclude=(*_NOT_FINGERPRINTED, *at_default))
 
 
 #: The job's fields that hold a composed configuration, and its class.
-SECTIONS = {"model": ModelSpec, "pruning": PruningSpec, "fed": FedConfig, "inversion": AttackConfig}
+SECTIONS = {
+    "model": ModelSpec,
+    "pruning": PruningSpec,
+    "fed": FedConfig,
+    "defense": DefenseSpec,
+    "inversion": AttackConfig,
+}
 #: Every field a sweep may set, as a dotted path (job-owned fields left out).
 FIELD_PATHS = tuple(
     path
@@ -314,3 +434,8 @@ FIELD_PATHS = tuple(
 def job_key(job: AttackJob) -> str:
     """The store key of ``job``'s record."""
     return f"attack-job/{job.fingerprint()}"
+
+
+# The fields added with the defenses, left out of a fingerprint at their defaults.
+_ADDED_LATER = ("attacker", *(f"defense.{f.name}" for f in fields(DefenseSpec)))
+_DEFAULT_FIELDS = AttackJob().as_fields()

@@ -7,11 +7,17 @@ One job (:func:`run_job`) is one FL run and the attacks on it:
    (:class:`sims.sweep.job.ModelSpec`) is initialised from ``seed``; the base pruning
    scheme (:class:`sims.sweep.job.PruningSpec`) prunes it at rate ``p``;
 2. ``fed.rounds`` (T) rounds of FedSGD (:func:`sims.fl.server.run_federated`, batch size
-   B, ``fed.local_epochs`` local steps, client lr ``fed.lr``); the server keeps every
-   upload of the target clients ``0 .. targets - 1``;
-3. every kept upload is attacked by SGI or GI (:mod:`sims.attacks`), all of them in one
-   batched computation (in chunks of ``attack_chunk``), with the labels the client used
-   (``label_mode="known"``), iDLG labels or jointly optimised ones;
+   B, ``fed.local_epochs`` local steps, client lr ``fed.lr``), the clients running the
+   job's defense (:class:`sims.sweep.job.DefenseSpec`; PriPrune's Largest / Random / Mix,
+   real or Pseudo, or its adaptive Algorithm 3) after the base scheme; the server keeps
+   every upload of the target clients ``0 .. targets - 1``
+   (:class:`sims.attacks.defense_aware.DefenseAwareObserver`, which also notes what a
+   defense-aware server would match);
+3. every kept upload is attacked by SGI or GI (:mod:`sims.attacks`) as PriPrune evaluates
+   its defenses (``attacker="unaware"``), or by the defense-aware SGI
+   (:mod:`sims.attacks.defense_aware`), all of them in one batched computation (in chunks
+   of ``attack_chunk``), with the labels the client used (``label_mode="known"``), iDLG
+   labels or jointly optimised ones;
 4. each reconstruction is scored against the client's batch (NMI beside its chance
    level, PSNR; :func:`estimators.image.score_reconstruction`);
 5. the leakage of each target in bits, about the secret "the client's batch", a
@@ -57,11 +63,13 @@ from bounds.validation import check_int
 from estimators.device import resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import identify
+from sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_train_test
 from sims.data.partition import partition_iid
+from sims.defenses.client import withheld_fraction
 from sims.fl.server import run_federated
 from sims.models import count_parameters
 from sims.sweep import leakage_bits
@@ -78,44 +86,68 @@ BOUND_FIELDS = (
 )
 
 
-def _observe(store: list):
-    def on_target_update(t, client, global_params, sent, mask, batch):
-        store.append(
-            {
-                "round": t,
-                "client": client,
-                "w": global_params,
-                "sent": sent,
-                "mask": mask,
-                "batch": batch,
-            }
-        )
-
-    return on_target_update
-
-
 def _attack_uploads(job: AttackJob, model, uploads: list[dict], num_classes: int, device):
-    attack = ATTACKS[job.attack]
-    gradient_at = job.fed.gradient_at if job.attack == "sgi" else "dense"
+    """The chosen attacker's reconstructions of ``uploads`` (records of
+    :class:`sims.attacks.defense_aware.DefenseAwareObserver`), ``attack_chunk`` at a time:
+    the unaware one (SGI as Algorithm 2 publishes it, or GI) from the broadcast and the
+    upload, the aware one (:func:`sims.attacks.defense_aware.defense_aware_attack`) from
+    the records, round after round."""
     config = job.attack_config(device=str(device))
+    common = {
+        "lr": job.fed.lr,
+        "batch_shape": tuple(uploads[0]["batch"][0].shape),
+        "num_classes": num_classes,
+        "config": config,
+        "local_steps": job.fed.local_epochs,
+    }
+    labels = [u["batch"][1] for u in uploads] if config.label_mode == "known" else None
+    seeds = [job.seed + k for k in range(len(uploads))]
+    if job.attacker == "aware":  # it knows the defense's step (DefenseSpec.step_scale)
+        aware = {**common, "lr": job.fed.lr * job.defense.step_scale}
+        return defense_aware_attack(
+            model, uploads, labels=labels, seeds=seeds, chunk=job.attack_chunk, **aware
+        )
     results = []
     for start in range(0, len(uploads), job.attack_chunk):
-        chunk = uploads[start : start + job.attack_chunk]
-        images = chunk[0]["batch"][0]
-        results += attack(
+        stop = start + job.attack_chunk
+        results += ATTACKS[job.attack](
             model,
-            [u["w"] for u in chunk],
-            [u["sent"] for u in chunk],
-            lr=job.fed.lr,
-            batch_shape=tuple(images.shape),
-            num_classes=num_classes,
-            labels=[u["batch"][1] for u in chunk] if config.label_mode == "known" else None,
-            config=config,
-            seeds=[job.seed + start + k for k in range(len(chunk))],
-            gradient_at=gradient_at,
-            local_steps=job.fed.local_epochs,
+            [u["w"] for u in uploads[start:stop]],
+            [u["sent"] for u in uploads[start:stop]],
+            labels=None if labels is None else labels[start:stop],
+            seeds=seeds[start:stop],
+            gradient_at=job.fed.gradient_at if job.attack == "sgi" else "dense",
+            **common,
         )
     return results
+
+
+def _defense_fields(job: AttackJob, defense, uploads: list[dict]) -> dict:
+    """The defense's rates (run_job's docstring): per round and overall from its
+    records, and the effective rate of the attacked uploads."""
+    rounds = range(1, job.fed.rounds + 1)
+    if defense is None:
+        label, per_round, overall = "none", [0.0 for _ in rounds], 0.0
+    else:
+        rates = [(r["round"], r["rate"]) for r in defense.records]
+        label, overall = defense.label, _mean_or_none([rate for _, rate in rates])
+        per_round = [_mean_or_none([rate for r, rate in rates if r == t]) for t in rounds]
+    effective = [_effective_rate(u) for u in uploads]
+    return {
+        "defense_label": label,
+        "defense_rate_per_round": per_round,
+        "defense_rate": overall,
+        "effective_defense_rate_per_upload": effective,
+        "effective_defense_rate": _mean_or_none(effective),
+    }
+
+
+def _effective_rate(upload: dict) -> float:
+    """The fraction of the upload's base-kept prunable weights outside the aware
+    attacker's mask (one device synchronisation)."""
+    matched = upload["attack_mask"]
+    device = next(iter(matched.keep.values())).device
+    return withheld_fraction(upload["mask"].to(device), matched)
 
 
 def _bound_fields(job: AttackJob, model, upload: dict, stats_data, d: int) -> dict:
@@ -211,6 +243,19 @@ def run_job(job: AttackJob) -> dict:
     ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);
     ``accuracy`` (test accuracy after T rounds); ``seconds``. Metrics are None when no
     target was sampled.
+
+    The defense (all clients, every round; 0.0 without one): ``defense_label``
+    (``"none"``, ``"Largest (Pseudo)"`` ...), ``defense_rate_per_round`` (rounds 1..T: the
+    mean over that round's clients of the withheld fraction of their base-kept prunable
+    weights, :attr:`sims.defenses.Defense.records`; None for a round with no record) and
+    its mean over all client rounds ``defense_rate``; per attacked upload
+    ``effective_defense_rate_per_upload``, the fraction of the base-kept prunable weights
+    the defense-aware attacker cannot match (withheld now or, under Pseudo-Pruning, at the
+    client's last upload: :func:`sims.attacks.defense_aware.attack_mask`), and its mean
+    ``effective_defense_rate`` (None without uploads). The attack metrics mean what they
+    mean without a defense, for the job's ``attacker``; the exact bits are None under a
+    defense (the release model of :mod:`sims.sweep.leakage_bits` does not hold: the
+    withheld coordinates depend on the batch), the Fano bits are the chosen attacker's.
     """
     start = time.perf_counter()
     device = resolve_device(job.device)
@@ -219,7 +264,10 @@ def run_job(job: AttackJob) -> dict:
     with seeded(job.seed):
         model = job.model.build(image_shape=train.image_shape, num_classes=train.num_classes)
     scheme = job.pruning.build(seed=job.seed, rounds=job.fed.rounds)
-    uploads: list[dict] = []
+    defense = job.defense.build(seed=job.seed)
+    observer = DefenseAwareObserver(
+        pseudo=defense is not None and defense.pseudo, gradient_at=job.fed.gradient_at
+    )
     history = run_federated(
         model,
         scheme,
@@ -228,10 +276,12 @@ def run_job(job: AttackJob) -> dict:
         test,
         job.fed_config(),
         device=device,
-        on_target_update=_observe(uploads),
+        on_target_update=observer,
         targets=set(range(job.targets)),
         progress=False,
+        defense=defense,
     )
+    uploads = observer.records
     model = model.to(device)
     d = count_parameters(model)
     record = {
@@ -241,6 +291,7 @@ def run_job(job: AttackJob) -> dict:
         "accuracy": history.accuracy[-1],
         "rounds": [u["round"] for u in uploads],
         "clients": [u["client"] for u in uploads],
+        **_defense_fields(job, defense, uploads),
     }
     results = _attack_uploads(job, model, uploads, train.num_classes, device) if uploads else []
     per_upload = {"nmi": [], "psnr": [], "nmi_chance": [], "labels_correct": []}

@@ -12,7 +12,13 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, pseudo_gradient, sgi_attack
+from sims.attacks import (
+    DIGITS_ATTACK_MODEL,
+    AttackConfig,
+    DefenseAwareObserver,
+    pseudo_gradient,
+    sgi_attack,
+)
 from sims.core.runtime import generator
 from sims.data.datasets import ImageDataset
 from sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
@@ -302,6 +308,26 @@ CASES: list[ApiCase | CliCase] = [
         "sims-job-field-of-wrong-type",
         lambda tmp: AttackJob.from_fields({"model.hidden": "big"}),
         ["model.hidden", "'hidden'", "'big'"],
+    ),
+    ApiCase(
+        "sims-job-defense-unknown",
+        lambda tmp: AttackJob.from_fields({"defense.name": "top"}),
+        ["defense.name", "'name'", "DefenseSpec", "'top'"],
+    ),
+    ApiCase(
+        "sims-job-defense-field-not-read",
+        lambda tmp: AttackJob.from_fields({"defense.name": "random", "defense.alpha_init": 0.6}),
+        ["defense.alpha_init", "'alpha_init'", "'random'", "0.6"],
+    ),
+    ApiCase(
+        "sims-job-aware-attacker-with-gi",
+        lambda tmp: AttackJob.from_fields({"attacker": "aware", "attack": "gi"}),
+        ["'attacker'", "AttackJob", "'gi'"],
+    ),
+    ApiCase(
+        "sims-defense-aware-observer-gradient-at",
+        lambda tmp: DefenseAwareObserver(pseudo=True, gradient_at="sent"),
+        ["gradient_at", "DefenseAwareObserver", "'sent'"],
     ),
     ApiCase(
         "sims-sweep-file-model-too-large",
