@@ -12,7 +12,9 @@ Paper scale (``PRUNELEAK_SCALE=paper``): MNIST from ``data_dir`` (the four IDX f
 ``sims.data.load_mnist``; nothing is downloaded), its public half standing in for FEMNIST
 (the paper's public set is a different data set, which ``split_fedltp_data`` does not
 take), :class:`FedLTPConfig`'s paper defaults (U = 50, q = 0.1, tau = 300, C = 10,
-sigma = 1.4, B = 10, T = 50) and ``conv2``.
+sigma = 1.4, B = 10, T = 50) and ``conv2``. With every local step counted, clients of
+384 training records (q~ = 10/384) afford 13 rounds at 5.35 and 34 at 9.71 (T = 50 would
+spend 12.49; computed with :func:`sims.fedltp.affordable_rounds`, not run here).
 
 Every method runs :func:`sims.fedltp.training.run_fedltp` (variants of
 :mod:`sims.fedltp.baselines`) with the same budget, so the rounds each affords are equal:
