@@ -35,7 +35,17 @@ from sims.core.outputs import OUTPUT_ROOT
 from sims.core.runtime import cpu_tuning
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
-SUBCOMMANDS = ("demo", "bound", "train", "sweep", "verify", "figures", "leakage", "results")
+SUBCOMMANDS = (
+    "demo",
+    "bound",
+    "train",
+    "sweep",
+    "fedltp",
+    "verify",
+    "figures",
+    "leakage",
+    "results",
+)
 
 
 def _typed(value) -> str:

@@ -10,12 +10,20 @@ Modules (one idea each):
 - ``dp_local``: :class:`DPLocalTrainer`, tau DP-SGD iterations through Opacus.
 - ``privacy``: the schedule's epsilon and the rounds the budget affords.
 - ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule.
+- ``baselines``: DP-Fed and Fed-SPA (Sec. 6.1) on the same loop (``variant=``).
+- ``experiment``: the Table-III-like study of the three at equal budgets.
 """
 
+from sims.fedltp.baselines import per_client_mib, run_dp_fed, run_fed_spa, run_variant
 from sims.fedltp.config import FedLTPConfig
 from sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
 from sims.fedltp.dp_local import DPLocalTrainer
-from sims.fedltp.masks import iterative_client_masks, prune_remaining, retention_rates
+from sims.fedltp.masks import (
+    iterative_client_masks,
+    prune_remaining,
+    random_upload_mask,
+    retention_rates,
+)
 from sims.fedltp.privacy import affordable_rounds, epsilon_after
 from sims.fedltp.tickets import (
     Ticket,
@@ -24,9 +32,10 @@ from sims.fedltp.tickets import (
     select_ticket,
     selection_probabilities,
 )
-from sims.fedltp.training import FedLTPResult, noisy_scores, run_fedltp
+from sims.fedltp.training import VARIANTS, FedLTPResult, noisy_scores, run_fedltp
 
 __all__ = [
+    "VARIANTS",
     "DPLocalTrainer",
     "FedLTPConfig",
     "FedLTPData",
@@ -38,9 +47,14 @@ __all__ = [
     "find_tickets",
     "iterative_client_masks",
     "noisy_scores",
+    "per_client_mib",
     "prune_remaining",
+    "random_upload_mask",
     "retention_rates",
+    "run_dp_fed",
+    "run_fed_spa",
     "run_fedltp",
+    "run_variant",
     "select_ticket",
     "selection_probabilities",
     "split_fedltp_data",

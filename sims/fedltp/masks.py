@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from bounds.validation import check_int, check_real
-from sims.pruning.mask import Mask, mask_from_scores, prunable_names
+from sims.pruning.mask import Mask, mask_from_scores, prunable_names, random_mask
 
 
 def prune_remaining(params: Mapping[str, torch.Tensor], mask: Mask, degree: float) -> Mask:
@@ -70,3 +70,13 @@ def retention_rates(prune_degree: float, further_prune: float, count: int) -> np
     p2 = check_real("further_prune", further_prune, func=func, low=0, high=1, high_inclusive=False)
     count = check_int("count", count, func=func, low=1)
     return (1 - p2) ** np.arange(1, count + 1) * (1 - pr)
+
+
+def random_upload_mask(params: Mapping[str, torch.Tensor], keep: float, *, seed: int) -> Mask:
+    """Fed-SPA's random sparsification of an upload (Hu, Gong and Guo 2021, the paper's
+    [18]): keep exactly ``n - round((1 - keep) n)`` of the ``n`` prunable weights, a
+    uniformly random subset over all layers together (``sims.pruning.mask.random_mask``,
+    CPU generator seeded by ``seed``), and every bias (``Mask`` never prunes a tensor of
+    fewer than 2 dimensions)."""
+    keep = check_real("keep", keep, func="random_upload_mask", low=0, high=1, low_inclusive=False)
+    return random_mask(params, 1.0 - keep, seed=seed)

@@ -26,6 +26,14 @@ Each finished round is one record in a :class:`sims.core.store.ResultStore` (key
 after a checkpoint of the server state, so a killed run resumes at the next round and
 reproduces the uninterrupted run: every draw of round ``t`` is seeded by ``(seed, t)``.
 Bytes: 4 per kept coordinate (float32, biases included) per selected client, down and up.
+
+Variants (``variant``; the baselines of Sec. 6.1, :mod:`sims.fedltp.baselines`) share this
+loop, the DP local training, the Laplace validation, the accounting and the stop rule:
+``"fedltp"`` (above); ``"dp-fed"`` (DP-FedAvg: no ticket, the dense ``w0`` of ticket 0,
+every client trains and uploads every coordinate); ``"fed-spa"`` (dense training, then each
+client uploads a fresh uniformly random subset of its update, ``upload_keep`` of the
+prunable weights exactly plus every bias, :func:`sims.fedltp.masks.random_upload_mask`;
+the server averages each coordinate over the clients that uploaded it).
 """
 
 from __future__ import annotations
@@ -40,21 +48,28 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.validation import check_real
+from bounds.validation import check_choice, check_real
 from estimators.device import resolve_device
-from sims.core.runtime import fingerprint
+from sims.core.runtime import fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.fedltp.config import FedLTPConfig
 from sims.fedltp.data import FedLTPData
 from sims.fedltp.dp_local import DPLocalTrainer
-from sims.fedltp.masks import iterative_client_masks
+from sims.fedltp.masks import iterative_client_masks, random_upload_mask
 from sims.fedltp.privacy import epsilon_after
-from sims.fedltp.tickets import count_correct, find_tickets, load_params, select_ticket
+from sims.fedltp.tickets import (
+    count_correct,
+    current_params,
+    find_tickets,
+    load_params,
+    select_ticket,
+)
 from sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 
 _BYTES_PER_VALUE = 4
+VARIANTS = ("fedltp", "dp-fed", "fed-spa")
 
 
 @dataclass
@@ -130,6 +145,17 @@ class _Checkpoints:
         self.path(t).unlink(missing_ok=True)
 
 
+def run_key(
+    config: FedLTPConfig, *, name: str = "fedltp", variant: str = "fedltp", upload_keep=None
+) -> str:
+    """The key of a run in the store: ``name`` and a fingerprint of the config (and, for a
+    baseline, of ``variant`` and ``upload_keep``; a Fed-LTP run's key is as before them)."""
+    fields = {"name": name, **config.as_dict()}
+    if variant != "fedltp":
+        fields.update(variant=variant, upload_keep=upload_keep)
+    return f"{name}-{fingerprint(fields)}"
+
+
 def run_fedltp(
     config: FedLTPConfig,
     data: FedLTPData,
@@ -140,6 +166,8 @@ def run_fedltp(
     checkpoint_dir: str | os.PathLike | None = None,
     device="auto",
     on_round: Callable[[dict], None] | None = None,
+    variant: str = "fedltp",
+    upload_keep: float | None = None,
 ) -> FedLTPResult:
     """Algorithms 1 and 2 of Fed-LTP on ``data`` (module docstring).
 
@@ -153,6 +181,10 @@ def run_fedltp(
             ``<store file>.ckpt/<run>``). Without a store nothing is written.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``.
         on_round: called with each record once it is stored (progress, tests).
+        variant: ``"fedltp"``, ``"dp-fed"`` or ``"fed-spa"`` (module docstring; the
+            baselines ignore the ticket fields and ``pruning``).
+        upload_keep: Fed-SPA's kept fraction of the prunable weights of each upload, in
+            (0, 1] (required for ``"fed-spa"``, refused otherwise).
     """
     func = "run_fedltp"
     if not isinstance(config, FedLTPConfig):
@@ -165,8 +197,20 @@ def run_fedltp(
             f"The 'data' parameter of {func} must hold config.num_clients = "
             f"{config.num_clients} clients. Got {len(data.clients_train)} instead."
         )
+    check_choice("variant", variant, func=func, choices=VARIANTS)
+    if (variant == "fed-spa") != (upload_keep is not None):
+        raise ValueError(
+            f"The 'upload_keep' parameter of {func} must be given for variant 'fed-spa' "
+            f"and only then. Got {upload_keep!r} with variant {variant!r} instead."
+        )
+    if upload_keep is not None:
+        upload_keep = check_real("upload_keep", upload_keep, func=func, low=0, high=1)
+        if upload_keep == 0:
+            raise ValueError(
+                f"The 'upload_keep' parameter of {func} must be in (0, 1]. Got 0 instead."
+            )
     device = resolve_device(device)
-    run = f"{name}-{fingerprint({'name': name, **config.as_dict()})}"
+    run = run_key(config, name=name, variant=variant, upload_keep=upload_keep)
     checkpoints = None
     if store is not None:
         folder = checkpoint_dir or store.path.with_name(store.path.name + ".ckpt")
@@ -193,6 +237,20 @@ def run_fedltp(
         )
     sizes = [len(c) for c in data.clients_train]
     sampling_rate = min(1.0, config.batch_size / min(sizes))
+    if state is None and variant != "fedltp":
+        with seeded(config.seed * config.num_tickets):  # the w0 of Fed-LTP's ticket 0
+            init = {k: v.cpu() for k, v in current_params(model_factory()).items()}
+        state = {
+            "global": init,
+            "best": {k: v.clone() for k, v in init.items()},
+            "best_score": -np.inf,
+            "best_round": 0,
+            "ticket_mask": Mask.ones(init).keep,
+            "ticket_index": -1,
+            "ticket_scores": [],
+        }
+        if checkpoints is not None:
+            checkpoints.save(0, state)
     if state is None:
         tickets = find_tickets(
             model_factory,
@@ -246,7 +304,7 @@ def run_fedltp(
             break
         rng = np.random.default_rng([config.seed, t])
         selected = rng.choice(config.num_clients, size=k, replace=False)
-        if config.pruning == "one_shot":
+        if variant != "fedltp" or config.pruning == "one_shot":
             masks = [base] * k
         else:
             nested = iterative_client_masks(
@@ -254,7 +312,7 @@ def run_fedltp(
             )
             masks = [nested[j] for j in rng.permutation(k)]
         lr = config.lr * config.lr_decay ** (t - 1)
-        deltas = []
+        deltas, uploads = [], []
         for client, mask in zip(selected, masks, strict=True):
             start_params = mask.apply(global_params)
             new = trainer.train(
@@ -265,8 +323,16 @@ def run_fedltp(
                 lr=lr,
                 seed=_client_seed(config.seed, t, int(client)),
             )
-            deltas.append({n: new[n] - start_params[n] for n in new})
-        global_params = _aggregate(global_params, deltas, masks)
+            delta = {n: new[n] - start_params[n] for n in new}
+            upload = mask
+            if variant == "fed-spa":
+                upload = random_upload_mask(
+                    delta, upload_keep, seed=_client_seed(config.seed, t, int(client)) + 1
+                )
+                delta = upload.apply(delta)
+            deltas.append(delta)
+            uploads.append(upload)
+        global_params = _aggregate(global_params, deltas, uploads)
         load_params(trainer.base, global_params)
         scores = [count_correct(trainer.base, data.clients_val[c], device) for c in selected]
         score = float(noisy_scores(scores, lambda_val=config.lambda_val, rng=rng).sum())
@@ -274,7 +340,8 @@ def run_fedltp(
             state["best_score"], state["best_round"] = score, t
             state["best"] = {n: v.cpu().clone() for n, v in global_params.items()}
         kept = [m.num_kept() for m in masks]
-        round_bytes = 2 * _BYTES_PER_VALUE * sum(kept)
+        sent = [m.num_kept() for m in uploads]
+        round_bytes = _BYTES_PER_VALUE * (sum(kept) + sum(sent))
         total_bytes += round_bytes
         record = {
             "key": f"{run}/round={t}",
@@ -285,11 +352,13 @@ def run_fedltp(
             "validation_score": score,
             "best_round": state["best_round"],
             "epsilon": eps,
-            "bytes_up": _BYTES_PER_VALUE * sum(kept),
+            "bytes_up": _BYTES_PER_VALUE * sum(sent),
             "bytes_down": _BYTES_PER_VALUE * sum(kept),
             "bytes_cumulative": total_bytes,
             "density_clients": float(np.mean([m.density() for m in masks])),
             "density_global": base.density(),
+            "density_upload": float(np.mean([m.density() for m in uploads])),
+            "variant": variant,
         }
         state["global"] = {n: v.cpu().clone() for n, v in global_params.items()}
         if store is not None:

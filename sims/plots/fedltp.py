@@ -1,0 +1,61 @@
+"""Figures 3 and 4 of Fed-LTP (Shi et al.) from :func:`sims.fedltp.experiment.run_study`:
+test accuracy against the epsilon spent over the rounds, and against the cumulative
+communication (download plus upload, all clients, MiB)."""
+
+from __future__ import annotations
+
+from sims.fedltp.baselines import MIB
+
+
+def _curves(result, budget):
+    return [(label, recs) for (label, b), recs in result.curves.items() if b == budget and recs]
+
+
+def plot_accuracy_vs_epsilon(result, *, budgets=None):
+    """One panel per budget: test accuracy after each round against the epsilon spent
+    (Fig. 3 style; every method runs the same rounds, so the x values coincide)."""
+    import matplotlib.pyplot as plt
+
+    budgets = tuple(result.study.budgets if budgets is None else budgets)
+    fig, axes = plt.subplots(1, len(budgets), figsize=(4.5 * len(budgets), 3.2), squeeze=False)
+    for ax, budget in zip(axes[0], budgets, strict=True):
+        for i, (label, recs) in enumerate(_curves(result, budget)):
+            ax.plot(
+                [r["epsilon"] for r in recs],
+                [r["test_accuracy"] for r in recs],
+                "o-",
+                ms=3,
+                color=f"C{i}",
+                label=label,
+            )
+        ax.axvline(budget, color="k", ls=":", lw=1)
+        ax.set_xlabel("epsilon spent [nats]")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"budget {budget:g}")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_accuracy_vs_communication(result, *, budget=None):
+    """Test accuracy against cumulative communication in MiB at one budget (Fig. 4 style;
+    default the largest)."""
+    import matplotlib.pyplot as plt
+
+    budget = max(result.study.budgets) if budget is None else budget
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    for i, (label, recs) in enumerate(_curves(result, budget)):
+        ax.plot(
+            [r["bytes_cumulative"] / MIB for r in recs],
+            [r["test_accuracy"] for r in recs],
+            "o-",
+            ms=3,
+            color=f"C{i}",
+            label=label,
+        )
+    ax.set_xlabel("cumulative communication [MiB, all clients]")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"budget {budget:g}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
