@@ -10,6 +10,8 @@ Modules (one idea each):
 - ``dp_local``: :class:`DPLocalTrainer`, tau DP-SGD iterations through Opacus.
 - ``privacy``: the schedule's epsilon and the rounds the budget affords.
 - ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule.
+- ``empirical`` (import it from there): attacks on the DP, pruned uploads against epsilon,
+  Hayes et al.'s reconstruction bound and the exact bits.
 """
 
 from sims.fedltp.config import FedLTPConfig
