@@ -23,7 +23,9 @@ Modules (one idea each; every public name is re-exported here):
 - ``gaussian_channel``: ``gaussian_channel_bound_bits``,
   :math:`\tfrac12\log_2\det(I + \Sigma/s^2)` (maximum entropy; any release distribution).
 - ``reconstruction``: ``gaussian_mechanism_success_bound`` (Hayes et al. 2023, ReRo of
-  :math:`\mu`-GDP) and ``max_pairwise_distance`` (the sensitivity over candidates).
+  :math:`\mu`-GDP), its general-prior form ``gdp_reconstruction_bound(kappa, mu)``, the
+  :math:`(\epsilon,\delta)`-DP form ``dp_reconstruction_bound(kappa, epsilon, delta)``, and
+  ``max_pairwise_distance`` (the sensitivity over candidates).
 - ``fano``: ``fano_lower_bound_bits`` (Fano's inequality) and
   ``fano_lower_confidence_bits`` (at the worst point of the Clopper-Pearson interval).
 - ``intervals``: ``clopper_pearson_interval`` and the CLT interval of a mean.
@@ -45,7 +47,12 @@ from bounds.leakage.exact import ExactLeakage, exact_leakage
 from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
 from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
 from bounds.leakage.intervals import clopper_pearson_interval
-from bounds.leakage.reconstruction import gaussian_mechanism_success_bound, max_pairwise_distance
+from bounds.leakage.reconstruction import (
+    dp_reconstruction_bound,
+    gaussian_mechanism_success_bound,
+    gdp_reconstruction_bound,
+    max_pairwise_distance,
+)
 from bounds.leakage.status import STATUSES, theorem1_status
 
 __all__ = [
@@ -57,11 +64,13 @@ __all__ = [
     "binary_channel_success",
     "ceiling_bits",
     "clopper_pearson_interval",
+    "dp_reconstruction_bound",
     "exact_leakage",
     "fano_lower_bound_bits",
     "fano_lower_confidence_bits",
     "gaussian_channel_bound_bits",
     "gaussian_mechanism_success_bound",
+    "gdp_reconstruction_bound",
     "max_pairwise_distance",
     "theorem1_status",
 ]

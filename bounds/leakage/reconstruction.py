@@ -80,6 +80,101 @@ def gaussian_mechanism_success_bound(
     return float(special.ndtr(special.ndtri_exp(-math.log(m)) + delta / s))
 
 
+def _nonnegative_or_inf(name: str, value, func: str) -> float:
+    """``value`` as a float in [0, inf] (``inf``: no noise), else the usual ValueError."""
+    if isinstance(value, (int, float, np.floating)) and value == math.inf:
+        return math.inf
+    return check_real(name, value, func=func, low=0)
+
+
+def gdp_reconstruction_bound(kappa: float, mu: float) -> float:
+    r"""ReRo bound of a :math:`\mu`-GDP mechanism: :math:`\Phi(\Phi^{-1}(\kappa) + \mu)`.
+
+    .. math::
+
+        \Pr[\text{success}] \le 1 - f_\mu(\kappa)
+        = 1 - \Phi\big(\Phi^{-1}(1 - \kappa) - \mu\big)
+        = \Phi\big(\Phi^{-1}(\kappa) + \mu\big)
+
+    Hayes, Mahloujifar, Balle 2023 (arXiv 2302.07225, Thm. 2 / Sec. 3: an :math:`f`-DP
+    mechanism is :math:`(\eta, 1 - f(\kappa))`-ReRo against a prior of baseline success
+    :math:`\kappa`), with the Gaussian trade-off :math:`f_\mu` (Dong, Roth, Su 2022,
+    Def. 2.7). ``kappa`` is the probability that the best blind guess succeeds
+    (:math:`1/N` for naming one of :math:`N` equally likely secrets); ``mu`` the GDP
+    parameter *for the relation between the candidates* (e.g. :math:`2C/(\sigma C)` for
+    one Gaussian step whose candidates differ by replacing one clipped example).
+    :func:`gaussian_mechanism_success_bound` is this with :math:`\kappa = 1/M`,
+    :math:`\mu = \Delta/s`. Probability (no unit).
+
+    Parameters
+    ----------
+    kappa : baseline success in [0, 1].
+    mu : :math:`\mu \ge 0` (``inf`` allowed: no noise, bound 1 for :math:`\kappa > 0`).
+
+    Returns
+    -------
+    float in :math:`[\kappa, 1]`.
+
+    Examples
+    --------
+    >>> round(gdp_reconstruction_bound(0.5, 1.0), 6)  # Phi(0 + 1)
+    0.841345
+    >>> gdp_reconstruction_bound(0.25, 0.0)
+    0.25
+    """
+    func = "gdp_reconstruction_bound"
+    k = check_real("kappa", kappa, func=func, low=0, high=1)
+    mu = _nonnegative_or_inf("mu", mu, func)
+    if k in (0.0, 1.0) or mu == 0:
+        return k
+    if math.isinf(mu):
+        return 1.0
+    return float(special.ndtr(special.ndtri(k) + mu))
+
+
+def dp_reconstruction_bound(kappa: float, epsilon: float, delta: float) -> float:
+    r"""ReRo bound of an (epsilon, delta)-DP mechanism, :math:`\le e^\epsilon\kappa + \delta`.
+
+    An :math:`(\epsilon,\delta)`-DP mechanism is :math:`f_{\epsilon,\delta}`-DP with
+    :math:`f_{\epsilon,\delta}(\alpha) = \max(0, 1 - \delta - e^\epsilon\alpha,
+    e^{-\epsilon}(1 - \delta - \alpha))` (Dong, Roth, Su 2022, Def. 2.4 / Prop. 2.5), so by
+    Hayes et al. 2023 (arXiv 2302.07225, Sec. 3) success is at most
+    :math:`1 - f_{\epsilon,\delta}(\kappa) = \min\big(1, e^\epsilon\kappa + \delta,
+    1 - e^{-\epsilon}(1 - \delta - \kappa)\big)`. The third term is below the second only
+    when :math:`\kappa > (1 - \delta)/(1 + e^\epsilon)`; both are returned through the
+    minimum. ``epsilon`` in nats for the relation between the candidates (a replacement
+    of one record costs group privacy over add/remove: :math:`2\epsilon` with
+    :math:`(1 + e^\epsilon)\delta`, or the mechanism's own replace-one curve).
+
+    Parameters
+    ----------
+    kappa : baseline success in [0, 1].
+    epsilon : :math:`\epsilon \ge 0` in nats (``inf`` allowed: bound 1).
+    delta : in [0, 1].
+
+    Returns
+    -------
+    float in :math:`[\kappa, 1]`.
+
+    Examples
+    --------
+    >>> dp_reconstruction_bound(0.01, 0.0, 0.0)
+    0.01
+    >>> round(dp_reconstruction_bound(0.01, math.log(2.0), 0.001), 12)  # 2 * 0.01 + 0.001
+    0.021
+    """
+    func = "dp_reconstruction_bound"
+    k = check_real("kappa", kappa, func=func, low=0, high=1)
+    eps = _nonnegative_or_inf("epsilon", epsilon, func)
+    d = check_real("delta", delta, func=func, low=0, high=1)
+    if math.isinf(eps):
+        return 1.0 if k > 0 or d > 0 else 0.0
+    # e^eps kappa in log space: exp overflows to inf (bound 1) rather than raising
+    linear = math.inf if k > 0 and eps + math.log(k) > 700 else math.exp(eps) * k
+    other = 1 - math.exp(-eps) * (1 - d - k)
+    return float(max(k, min(1.0, linear + d, other)))
+
+
 def max_pairwise_distance(releases) -> float:
     r""":math:`\max_{i,j}\|r_i - r_j\|_2`, the :math:`\ell_2` sensitivity over the candidates.
 

@@ -12,6 +12,8 @@ Modules (one idea each):
 - ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule.
 - ``baselines``: DP-Fed and Fed-SPA (Sec. 6.1) on the same loop (``variant=``).
 - ``experiment``: the Table-III-like study of the three at equal budgets.
+- ``empirical`` (import it from there): attacks on the DP, pruned uploads against epsilon,
+  Hayes et al.'s reconstruction bound and the exact bits.
 """
 
 from sims.fedltp.baselines import per_client_mib, run_dp_fed, run_fed_spa, run_variant
