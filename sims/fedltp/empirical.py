@@ -54,24 +54,8 @@ no subsampling). ``epsilon`` is what Fed-LTP's accountant reports for the step u
 add/remove relation (noise multiplier :math:`\sigma`, sampling rate 1: the fixed batch is
 not amplified by Poisson sampling).
 
-Findings (``empirical_privacy(EmpiricalConfig(trials=32))``: n = 16 digits per client,
-B = 1, C = 1, ticket 50 %, Conv-1 of :data:`sims.attacks.DIGITS_ATTACK_MODEL`, 300 Adam
-iterations, seed 0; N = 16, log2 N = 4 bits; ``bits`` and ``MAP`` are trial means)::
-
-    sigma  eps   Hayes(eps) Hayes(mu) Hayes(data)  MAP   SGI id GI id  SGI dB  bits
-    0      inf   1          1         1            1     1.00   0.06   37.3    4.00
-    0.5    10.7  1          0.993     0.941        0.374 0.03   0.06    3.7    1.81
-    1      4.73  1          0.679     0.506        0.202 0.06   0.06    3.7    0.61
-    2      2.17  0.992      0.297     0.224        0.122 0.06   0.00    3.8    0.16
-    4      1.01  0.545      0.151     0.126        0.089 0.03   0.03    3.6    0.04
-
-No measured success exceeds its bound. Epsilon (RDP-converted, then Hayes' (epsilon,
-delta) form) is vacuous up to sigma = 2 while the MAP attacker names the record with
-20-37 %; the exact GDP bound is 2-3x the MAP success; gradient inversion (SGI, GI) falls
-to chance (1/16) as soon as sigma = 0.5, although 1.8 of 4 bits still leak: an
-uninformed inversion under-reports what the noisy upload reveals, and epsilon
-over-reports it. With B = 2 of n = 8 (N = 28) the picture is the same (MAP 0.43, 0.19,
-0.09, 0.06 at sigma 0.5-4; Hayes(mu) 1.00, 0.99, 0.58, 0.21).
+The measured table and what it says are in the README ("Does epsilon predict what an
+attacker recovers?").
 """
 
 from __future__ import annotations
