@@ -44,8 +44,7 @@ adaptive defense (:mod:`sims.defenses.adaptive`) steps by ``lambda_acc * lr`` (p
 as ``lr``: :attr:`sims.sweep.job.DefenseSpec.step_scale`) and, from a client's second
 round on, mixes its whole previous trained model into every local step's forward pass at
 coordinates drawn with its private probabilities ``alpha``; the attack models neither,
-so against it the attack is exact only at a client's first round (measured on the quick
-digits study's PruneFL job: 27-33 dB there, 3-4 dB later; the unaware SGI 3-6 dB).
+so against it the attack is exact only at a client's first round.
 
 Placed in :mod:`sims.attacks` because it is the server's side: it reads uploads and
 broadcasts only, never a defense's state, and imports nothing from :mod:`sims.defenses`.
