@@ -190,19 +190,30 @@ def _uint8_images(images: np.ndarray) -> torch.Tensor:
     return tensor.unsqueeze(1) if tensor.ndim == 3 else tensor
 
 
-def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
-    """MNIST from its IDX files in ``data_dir`` (see :func:`sims.data.formats.read_mnist_split`):
-    1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
-    "test" (10,000)."""
-    check_choice("split", split, func="load_mnist", choices=formats.SPLITS)
-    formats.data_folder(data_dir, func="load_mnist", contents=formats.MNIST_CONTENTS)
-    images, labels = formats.read_mnist_split(data_dir, split)
+def _load_idx_images(name: str, layout: str, data_dir, split: str, func: str) -> ImageDataset:
+    check_choice("split", split, func=func, choices=formats.SPLITS)
+    formats.data_folder(data_dir, func=func, contents=formats.MNIST_CONTENTS)
+    images, labels = formats.read_mnist_split(data_dir, split, layout=layout)
     return ImageDataset(
         images=_uint8_images(images),
         labels=torch.from_numpy(labels),
         num_classes=10,
-        name="mnist",
+        name=name,
     )
+
+
+def load_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
+    """MNIST from its IDX files in ``data_dir`` (see :func:`sims.data.formats.read_mnist_split`):
+    1x28x28 images scaled to [0, 1] by /255, 10 classes; ``split`` is "train" (60,000) or
+    "test" (10,000)."""
+    return _load_idx_images("mnist", "MNIST", data_dir, split, "load_mnist")
+
+
+def load_fashion_mnist(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
+    """Fashion-MNIST (Xiao et al. 2017; Fed-LTP's private data) from its IDX files in
+    ``data_dir`` or ``data_dir/FashionMNIST/raw``: MNIST's names, format and shapes, 10
+    classes of clothing; ``split`` is "train" (60,000) or "test" (10,000)."""
+    return _load_idx_images("fashion_mnist", "FashionMNIST", data_dir, split, "load_fashion_mnist")
 
 
 def load_cifar10(data_dir: str | os.PathLike, split: str = "train") -> ImageDataset:
@@ -249,7 +260,12 @@ def _file_loader(
     return load
 
 
-_FILE_LOADERS = {"mnist": load_mnist, "cifar10": load_cifar10, "femnist": load_femnist}
+_FILE_LOADERS = {
+    "mnist": load_mnist,
+    "fashion_mnist": load_fashion_mnist,
+    "cifar10": load_cifar10,
+    "femnist": load_femnist,
+}
 
 # name -> loader(data_dir) of the training data. Loaders that need no files ignore data_dir.
 _LOADERS: dict[str, Callable[[str | os.PathLike | None], ImageDataset]] = {

@@ -180,17 +180,20 @@ def _check_labels(labels, *, where: str, count: int, num_classes: int) -> np.nda
     return np.asarray(labels, dtype=np.int64)
 
 
-def read_mnist_split(directory: str | os.PathLike, split: str) -> tuple[np.ndarray, np.ndarray]:
+def read_mnist_split(
+    directory: str | os.PathLike, split: str, *, layout: str = "MNIST"
+) -> tuple[np.ndarray, np.ndarray]:
     """MNIST images ``(N, 28, 28)`` uint8 and labels ``(N,)`` of ``split`` (train / test).
 
-    Looks in ``directory`` and in ``directory/MNIST/raw`` (torchvision's layout) for the
-    standard names, plain or ``.gz``.
+    Looks in ``directory`` and in ``directory/<layout>/raw`` (torchvision's layout:
+    ``"MNIST"``, or ``"FashionMNIST"`` for Fashion-MNIST, which has MNIST's file names,
+    format and shapes) for the standard names, plain or ``.gz``.
     """
     check_choice("split", split, func="read_mnist_split", choices=SPLITS)
     directory = data_folder(directory, func="read_mnist_split", contents=MNIST_CONTENTS)
     prefix = {"train": "train", "test": "t10k"}[split]
-    if not any(directory.glob(f"{prefix}-*")) and (directory / "MNIST" / "raw").is_dir():
-        directory = directory / "MNIST" / "raw"
+    if not any(directory.glob(f"{prefix}-*")) and (directory / layout / "raw").is_dir():
+        directory = directory / layout / "raw"
     images_path = find_file(
         directory, [f"{prefix}-images-idx3-ubyte", f"{prefix}-images-idx3-ubyte.gz"]
     )

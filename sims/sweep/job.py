@@ -46,6 +46,7 @@ POOLINGS = ("avg", "max")
 DATASET_SHAPES = {
     "digits": ((1, 8, 8), 10),
     "mnist": ((1, 28, 28), 10),
+    "fashion_mnist": ((1, 28, 28), 10),
     "cifar10": ((3, 32, 32), 10),
     "femnist": ((1, 28, 28), 62),
 }

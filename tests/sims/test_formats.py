@@ -65,7 +65,20 @@ def test_mnist_torchvision_layout_and_official_test_split(tmp_path):
     train, test = load_train_test("mnist", tmp_path)
     assert (len(train), len(test)) == (7, 3)
     np.testing.assert_array_equal(test.labels.numpy(), arrays["t10k"][1])
-    assert {"digits", "mnist", "cifar10", "femnist"} <= set(available_datasets())
+    assert {"digits", "mnist", "fashion_mnist", "cifar10", "femnist"} <= set(available_datasets())
+
+
+def test_fashion_mnist_reads_its_own_torchvision_folder(tmp_path):
+    """Fashion-MNIST has MNIST's file names: the loader looks in FashionMNIST/raw, and an
+    MNIST folder beside it is not read."""
+    fashion = _write_mnist(tmp_path / "FashionMNIST" / "raw", np.random.default_rng(2))
+    _write_mnist(tmp_path / "MNIST" / "raw", np.random.default_rng(3), n_train=5)
+    train, test = load_train_test("fashion_mnist", tmp_path)
+    assert train.name == "fashion_mnist" and (len(train), len(test)) == (7, 3)
+    np.testing.assert_array_equal(train.labels.numpy(), fashion["train"][1])
+    np.testing.assert_array_equal(
+        (train.images[:, 0].numpy() * 255).round().astype(np.uint8), fashion["train"][0]
+    )
 
 
 def _write_cifar(folder, rng, per_batch=4):
