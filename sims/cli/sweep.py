@@ -11,6 +11,7 @@ from sims.cli.arguments import nonnegative_int
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.experiments.consistency import consistency_rows, format_table
+from sims.plots.defense import defense_figures, format_table2, is_defense_sweep, table2_rows
 from sims.plots.figures import save_figure
 from sims.plots.sweep import plot_consistency, plot_panels
 from sims.sweep import load_config, packaged_configs, run_sweep
@@ -29,7 +30,8 @@ def register(subparsers) -> None:
             "laid out like them), run every job not yet in the results store (one JSON "
             "line per finished job, so a killed sweep resumes), then print the "
             "bound-versus-attack consistency table of the panels p, B, d, T it has "
-            "(leakage as NMI, PSNR, exact bits and Fano bits)."
+            "(leakage as NMI, PSNR, exact bits and Fano bits). A sweep of PriPrune's "
+            "defenses prints Table 2 instead and draws Fig. 4 and 5a-5d."
         ),
     )
     parser.add_argument("config", help="packaged configuration name or TOML path")
@@ -97,6 +99,13 @@ def run(args) -> int:
             print(format_table(rows, schemes=False))
         if args.figures:
             for name, draw in _figures(config, records, panels, rows):
+                paths = save_figure(draw(), name, directory=args.out)
+                print("Figure: " + ", ".join(str(p) for p in paths))
+    if len(records) == len(config.jobs()) and is_defense_sweep(records):
+        if not args.no_table:
+            print(format_table2(table2_rows(records)))
+        if args.figures:
+            for name, draw in defense_figures(records, config.name):
                 paths = save_figure(draw(), name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
     return 0

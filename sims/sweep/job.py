@@ -12,7 +12,8 @@ therefore defined once, where the code that uses it lives.
 Some fields of the composed configurations are set by the job, not by its author, and
 must stay at their defaults (:data:`JOB_OWNED`): the job's ``seed`` seeds the FL run and
 the attacks, its ``device`` is where they run, the FL algorithm is FedSGD (the attacks
-invert FedSGD steps), and the global model is evaluated after the last round only.
+invert FedSGD steps), and the global model is evaluated after the last round and every
+``eval_every`` rounds (the job's own field; None: the last round only).
 """
 
 from __future__ import annotations
@@ -264,6 +265,11 @@ class AttackJob:
         leakage_candidates: the largest local data set ``|D_i|`` whose release vectors
             are computed for a target's exact bits (:mod:`sims.sweep.leakage_bits`);
             larger clients get None, >= 1.
+        attack_every: K >= 1: the targets' uploads are attacked in the rounds that are
+            multiples of K and in the last round T (1: every round). The server still
+            observes every upload (the defense-aware attacker's Pseudo-Pruning state).
+        eval_every: evaluate the global model every this many rounds and after the last
+            (None: after the last round only); the record's ``accuracy_per_round``.
         seed: seeds the data split, model, scheme, FL run and attacks, >= 0.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``; checked here, resolved when the job runs.
     """
@@ -283,6 +289,8 @@ class AttackJob:
     stats_samples: int = 64
     nmi_levels: int = 256
     leakage_candidates: int = 256
+    attack_every: int = 1
+    eval_every: int | None = None
     seed: int = 0
     device: str = "auto"
 
@@ -343,6 +351,9 @@ class AttackJob:
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_int("leakage_candidates", self.leakage_candidates, func=func, low=1)
+        check_int("attack_every", self.attack_every, func=func, low=1)
+        if self.eval_every is not None:
+            check_int("eval_every", self.eval_every, func=func, low=1)
         check_seed(self.seed, func=func)
         check_device(self.device, func=func)
         try:
@@ -380,7 +391,13 @@ class AttackJob:
 
     def fed_config(self) -> FedConfig:
         """The :class:`FedConfig` the job runs: ``fed`` with its job-owned fields set."""
-        return replace(self.fed, seed=self.seed, algorithm="fedsgd", eval_every=self.fed.rounds)
+        every = self.fed.rounds if self.eval_every is None else self.eval_every
+        return replace(self.fed, seed=self.seed, algorithm="fedsgd", eval_every=every)
+
+    def attacked(self, round_: int) -> bool:
+        """Whether the targets' uploads of round ``round_`` are attacked: a multiple of
+        ``attack_every``, or the last round."""
+        return round_ % self.attack_every == 0 or round_ == self.fed.rounds
 
     def attack_config(self, *, device: str) -> AttackConfig:
         """The :class:`AttackConfig` the job runs on ``device`` (per-attack seeds are
@@ -400,9 +417,9 @@ class AttackJob:
     def fingerprint(self) -> str:
         """Hash of every field that changes the numbers: the job's key in a store.
 
-        The fields added with the defenses (:data:`_ADDED_LATER`) count only when set
-        away from their defaults, so a job without a defense keeps the key it had
-        before they existed (its records stay found)."""
+        The fields added with the defenses, ``attack_every`` and ``eval_every``
+        (:data:`_ADDED_LATER`) count only when set away from their defaults, so a job
+        without them keeps the key it had before they existed (its records stay found)."""
         values = self.as_fields()
         at_default = [path for path in _ADDED_LATER if values[path] == _DEFAULT_FIELDS[path]]
         return fingerprint(values, exclude=(*_NOT_FINGERPRINTED, *at_default))
@@ -437,6 +454,11 @@ def job_key(job: AttackJob) -> str:
     return f"attack-job/{job.fingerprint()}"
 
 
-# The fields added with the defenses, left out of a fingerprint at their defaults.
-_ADDED_LATER = ("attacker", *(f"defense.{f.name}" for f in fields(DefenseSpec)))
+# The fields added with the defenses and after, left out of a fingerprint at their defaults.
+_ADDED_LATER = (
+    "attacker",
+    *(f"defense.{f.name}" for f in fields(DefenseSpec)),
+    "attack_every",
+    "eval_every",
+)
 _DEFAULT_FIELDS = AttackJob().as_fields()

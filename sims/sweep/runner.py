@@ -241,7 +241,10 @@ def run_job(job: AttackJob) -> dict:
     their means ``exact_bits`` (None unless every target has one) and ``fano_bits``;
     ``d_star``, ``delta_nats``,
     ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);
-    ``accuracy`` (test accuracy after T rounds); ``seconds``. Metrics are None when no
+    ``accuracy`` (test accuracy after T rounds), ``accuracy_rounds`` and
+    ``accuracy_per_round`` (the evaluated rounds, 0 = before training, and the test
+    accuracy at each: ``eval_every``); ``seconds``. Only the uploads of the rounds
+    :meth:`AttackJob.attacked` selects are attacked (``attack_every``). Metrics are None when no
     target was sampled.
 
     The defense (all clients, every round; 0.0 without one): ``defense_label``
@@ -281,7 +284,7 @@ def run_job(job: AttackJob) -> dict:
         progress=False,
         defense=defense,
     )
-    uploads = observer.records
+    uploads = [u for u in observer.records if job.attacked(u["round"])]
     model = model.to(device)
     d = count_parameters(model)
     record = {
@@ -289,6 +292,8 @@ def run_job(job: AttackJob) -> dict:
         "d": d,
         "n_uploads": len(uploads),
         "accuracy": history.accuracy[-1],
+        "accuracy_rounds": list(history.rounds),
+        "accuracy_per_round": list(history.accuracy),
         "rounds": [u["round"] for u in uploads],
         "clients": [u["client"] for u in uploads],
         **_defense_fields(job, defense, uploads),

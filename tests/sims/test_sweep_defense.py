@@ -138,13 +138,19 @@ def test_toml_sets_the_defense_and_the_attacker(tmp_path):
 def test_the_packaged_defense_sweep_and_the_paper_scale_one_load():
     quick = load_config("priprune_defense")
     panels = {name: len(jobs) for name, jobs in quick.panels().items()}
-    assert panels == {"defenses": 14, "rate": 12, "priprune": 2} and len(quick.jobs()) == 26
+    assert panels == {"defenses": 14, "rate": 12, "priprune": 2, "schemes": 20}
+    assert len(quick.jobs()) == 42  # PruneFL's base and + PriPrune are in two panels
     names = {(j.defense.name, j.defense.pseudo, j.attacker) for j in quick.jobs()}
     assert ("none", True, "aware") in names and ("mix", False, "unaware") in names
-    assert {j.pruning.scheme for j in quick.jobs()} == {"prunefl"}
+    assert {j.pruning.scheme for j in quick.jobs()} == {
+        "prunefl", "feddst", "synflow", "snip", "random",
+    }  # fmt: skip
+    assert {(j.attack_every, j.eval_every, j.fed.rounds) for j in quick.jobs()} == {(10, 5, 30)}
     paper = read_config(ROOT / "benchmarks" / "sweeps" / "priprune_defense_femnist.toml")
     assert {(j.dataset, j.model.name) for j in paper.jobs()} == {("femnist", "conv2")}
-    assert len(paper.jobs()) == 26
+    panels = {name: len(jobs) for name, jobs in paper.panels().items()}
+    assert panels == {"defenses": 14, "rate": 12, "priprune": 2, "schemes": 16}
+    assert len(paper.jobs()) == 26 + 12
 
 
 @pytest.mark.parametrize(
