@@ -158,3 +158,41 @@ def test_every_defense_figure_is_drawn_with_both_attackers(records):
         plt.close(fig)
     assert plots.is_defense_sweep(records)
     assert not plots.is_defense_sweep([r for r in records if r["job"]["defense.name"] == "none"])
+
+
+# ------------------------------------------------------------------------- sweep command
+
+DEFENSE_TOML = """
+name = "tiny_defense"
+[base]
+num_clients = 2
+targets = 1
+stats_samples = 8
+attack_every = 2
+eval_every = 1
+[base.fed]
+clients_per_round = 2
+rounds = 3
+[base.inversion]
+iterations = 5
+[[grid]]
+defense.name = ["none", "priprune"]
+attacker = ["unaware", "aware"]
+[[grid]]
+defense.name = "largest"
+attacker = ["unaware", "aware"]
+"""
+
+
+def test_the_sweep_command_prints_table2_and_draws_the_defense_figures(tmp_path, capsys):
+    from sims.cli.sweep import main as sweep_main
+
+    path = tmp_path / "tiny_defense.toml"
+    path.write_text(DEFENSE_TOML)
+    out = tmp_path / "out"
+    assert sweep_main([str(path), "--out", str(out), "--figures", "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out
+    assert "6 of 6 jobs recorded" in printed
+    assert "Base+PriPrune" in printed and "45.5%" in printed
+    for figure in ("fig4", "fig5a", "fig5b", "fig5c", "fig5d"):
+        assert (out / f"tiny_defense_{figure}.png").exists(), figure
