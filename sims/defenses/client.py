@@ -14,10 +14,9 @@ The FL loop (:func:`sims.fl.server.run_federated` with ``defense=``) calls, for 
    (:func:`sims.fl.client.local_sgd`); the adaptive defense
    (:mod:`sims.defenses.adaptive`) trains its mask probabilities with the weights.
 3. :meth:`Defense.upload` -- the shared weights ``w_hat = w_bar ⊙ m_hat`` the server
-   receives, zeros at the withheld coordinates (the server, unaware of the defense,
-   aggregates them under the base mask as Algorithm 1 line 11 does); with
-   Pseudo-Pruning the client keeps ``w_tilde = w_bar ⊙ (1 - m_hat)`` (Algorithm 3 line
-   13).
+   receives, zeros at the withheld coordinates, which are not sent: the server averages
+   each coordinate over the clients that sent it; with Pseudo-Pruning the client keeps
+   ``w_tilde = w_bar ⊙ (1 - m_hat)`` (Algorithm 3 line 13).
 
 Every client round's defense rate, the withheld fraction of the base-kept prunable
 weights, is appended to :attr:`Defense.records`.
@@ -122,9 +121,10 @@ class Defense:
 
     def upload(
         self, t: int, client_id: int, start: Params, trained: Params, base: Mask
-    ) -> dict[str, torch.Tensor]:
-        """``w_bar ⊙ m_hat`` for the server; records the rate and, with Pseudo-Pruning,
-        keeps the withheld weights (module docstring)."""
+    ) -> tuple[dict[str, torch.Tensor], Mask]:
+        """``(w_bar ⊙ m_hat, m_hat)``: what the server receives and which coordinates it
+        holds; records the rate and, with Pseudo-Pruning, keeps the withheld weights
+        (module docstring)."""
         shared = self.shared_mask(t, client_id, start, trained, base)
         self.records.append(
             {"round": t, "client": client_id, "rate": withheld_fraction(base, shared)}
@@ -134,7 +134,7 @@ class Defense:
                 n: (base.keep[n] & ~shared.keep[n], trained[n].detach())
                 for n in prunable_names(shared.keep)
             }
-        return shared.apply(trained)
+        return shared.apply(trained), shared
 
 
 class FixedDefense(Defense):

@@ -36,9 +36,11 @@ What this module adds to the paper's description (each point a reading of it):
   its batch; FedAvg: all its data). The callback must not modify the tensors.
 * A client-side defense (``defense``, :mod:`sims.defenses`; PriPrune Algorithm 3): the
   client starts from the defense's weights (Pseudo-Pruning loads back what it withheld),
-  trains through the defense, and uploads only the shared weights, zeros elsewhere; the
-  server aggregates the upload under the base mask, unaware of the defense, and the
-  observer sees the upload as sent.
+  trains through the defense, and uploads only the shared weights (zeros elsewhere). The
+  server averages each coordinate over the clients that sent it, as it does under
+  per-client base masks (a withheld weight is not sent: it neither counts as a zero nor
+  changes the base masks the scheme sees), and keeps the previous global value of a
+  coordinate every sampled client withheld; the observer sees the upload as sent.
 
 The test accuracy of the global model is measured before round 1 and every
 ``eval_every`` rounds (and after the last).
@@ -245,9 +247,10 @@ class _Simulation:
             batches += [(self.images[b], self.labels[b]) for b in order.split(c.batch_size)]
         return batches, index, len(index) * c.local_epochs
 
-    def client_round(self, t: int, i: int) -> tuple[dict, Mask, tuple, torch.Tensor]:
-        """Client ``i``'s upload ``(w_hat, m_i, (images, labels))`` in round ``t``, and the
-        sum of its local steps' training losses (a 0-d tensor on the device)."""
+    def client_round(self, t: int, i: int) -> tuple[dict, Mask, Mask, tuple, torch.Tensor]:
+        """Client ``i``'s upload ``(w_hat, m_i, shared, (images, labels))`` in round ``t``
+        (``shared``: the coordinates it sent, ``m_i`` without a defense's withheld ones),
+        and the sum of its local steps' training losses (a 0-d tensor on the device)."""
         scheme, c = self.scheme, self.config
         mask = scheme.client_mask(t, i, self.mask)
         batches, used, processed = self.batches(self.clients[i])
@@ -270,24 +273,33 @@ class _Simulation:
             start = self.defense.start(i, self.params)
             sent = self.defense.local_update(t, i, self.model, start, mask, batches, **training)
         sent, mask = scheme.readjust_client(t, i, self.model, sent, mask, *batches[-1])
+        shared = mask
         if self.defense is not None:
-            sent = self.defense.upload(t, i, start, sent, mask)
+            sent, shared = self.defense.upload(t, i, start, sent, mask)
         if scheme.needs_gradients:
             scheme.observe_client(t, i, gradient_sum, processed)
-        return sent, mask, (self.images[used], self.labels[used]), torch.stack(losses).sum()
+        losses = torch.stack(losses).sum()
+        return sent, mask, shared, (self.images[used], self.labels[used]), losses
 
-    def aggregate(self, uploads: list[tuple[float, dict, Mask]]) -> tuple[dict, Mask]:
-        """Per-coordinate weighted mean over the clients keeping it, and the union mask."""
+    def aggregate(self, uploads: list[tuple[float, dict, Mask, Mask]]) -> tuple[dict, Mask]:
+        """Per-coordinate weighted mean over the clients that sent it, and the union of the
+        base masks. Each upload is ``(weight, w_hat, m_i, shared)``. A coordinate some base
+        mask keeps but no client sent (every one withheld it) keeps its previous global
+        value; one no base mask keeps is 0."""
         numerator, denominator, union = {}, {}, {}
-        for weight, sent, mask in uploads:
+        for weight, sent, mask, shared in uploads:
             for name, value in sent.items():
+                share = weight * shared.keep[name].to(value.device)
                 keep = mask.keep[name].to(value.device)
-                share = weight * keep
                 numerator[name] = numerator.get(name, 0) + share * value
                 denominator[name] = denominator.get(name, 0) + share
                 union[name] = union[name] | keep if name in union else keep
         mean = {
-            n: torch.where(denominator[n] > 0, numerator[n] / denominator[n], 0.0)
+            n: torch.where(
+                denominator[n] > 0,
+                numerator[n] / denominator[n],
+                torch.where(union[n], self.params[n], 0.0),
+            )
             for n in numerator
         }
         return mean, Mask(union)
@@ -419,11 +431,11 @@ def run_federated(
         total = sum(sim.sizes[i] for i in sampled)
         uploads, loss_sums = [], []
         for i in sampled.tolist():
-            sent, mask, batch, loss_sum = sim.client_round(t, i)
+            sent, mask, shared, batch, loss_sum = sim.client_round(t, i)
             loss_sums.append(loss_sum)
             if on_target_update is not None and (targets is None or i in targets):
                 on_target_update(t, i, sim.params, sent, mask, batch)
-            uploads.append((sim.sizes[i] / total, sent, mask))
+            uploads.append((sim.sizes[i] / total, sent, mask, shared))
         mean, union = sim.aggregate(uploads)
         new_mask = scheme.server_mask(t, mean, union)
         if any(not torch.equal(new_mask.keep[n], sim.mask.keep[n]) for n in new_mask.keep):

@@ -52,7 +52,7 @@ def _two_rounds(images, labels, *, pseudo=True):
     for t, (x, y) in enumerate(zip(images, labels, strict=True), 1):
         start = defense.start(0, w)
         trained = local_sgd(model, start, base, [(x, y)], lr=LR)
-        sent = defense.upload(t, 0, start, trained, base)
+        sent, _ = defense.upload(t, 0, start, trained, base)
         observer(t, 0, w, sent, base, (x, y))
         w = sent
     return model, observer

@@ -97,11 +97,12 @@ def test_pseudo_pruning_restores_the_withheld_weights_exactly():
     trained = {"w": torch.arange(8.0).reshape(2, 4) / 7, "b": torch.tensor([0.5, -0.5])}
     for pseudo in (True, False):
         defense = FixedDefense("largest", 3 / 7, pseudo=pseudo)
-        sent = defense.upload(1, 4, start, trained, base)
+        sent, uploaded = defense.upload(1, 4, start, trained, base)
         shared = defense_mask(
             "largest", base, {n: start[n] - trained[n] for n in start}, rate=3 / 7
         )
         assert torch.equal(sent["w"], trained["w"] * shared.keep["w"])
+        assert uploaded.equals(shared)
         new_global = {"w": torch.full((2, 4), -3.0), "b": torch.tensor([9.0, 9.0])}
         again = defense.start(4, new_global)
         withheld = base.keep["w"] & ~shared.keep["w"]
@@ -166,6 +167,42 @@ def test_fl_loop_uploads_the_shared_weights_trained_from_the_defense_start(feder
         last[client] = ({n: mask.keep[n] & ~shared.keep[n] for n in mask.keep}, trained)
     rates = [r["rate"] for r in defense.records]
     assert len(rates) == 12 and np.allclose(rates, 0.3, atol=2e-3)
+
+
+def test_server_averages_each_weight_over_the_clients_that_sent_it(federation):
+    """One round, three clients under Largest at 0.5: each coordinate of the new global
+    model is the size-weighted mean of the uploads that hold it (recomputed here from the
+    recorded uploads, a coordinate held where the upload is non-zero on the base mask);
+    one that every client withheld keeps the broadcast value."""
+    train, test, clients = federation
+    recorder = _Recorder()
+    history = run_federated(
+        _model(),
+        RandomPruning(0.3, seed=0),
+        train,
+        clients,
+        test,
+        FedConfig(rounds=1, clients_per_round=3, batch_size=10, lr=0.2, seed=2),
+        device="cpu",
+        on_target_update=recorder,
+        defense=FixedDefense("largest", 0.5, pseudo=True),
+    )
+    sizes = {i: len(clients[i]) for i in range(len(clients))}
+    broadcast = recorder.calls[0][2]
+    withheld_by_all = 0
+    for name, value in history.params.items():
+        held = [
+            (c, sent[name], (sent[name] != 0) & mask.keep[name])
+            for _, c, _, sent, mask, _ in recorder.calls
+        ]
+        weight = sum(sizes[c] * h.double() for c, _, h in held)
+        total = sum(sizes[c] * h.double() * v.double() for c, v, h in held)
+        kept = recorder.calls[0][4].keep[name]
+        expected = torch.where(weight > 0, total / weight.clamp(min=1), broadcast[name].double())
+        expected = torch.where(kept, expected, 0.0)
+        withheld_by_all += int(((weight == 0) & kept).sum())
+        torch.testing.assert_close(value.double(), expected, rtol=1e-5, atol=1e-7)
+    assert withheld_by_all > 0  # the case is exercised
 
 
 def test_fl_loop_refuses_a_defense_of_the_wrong_type(federation):
