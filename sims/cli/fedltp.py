@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sims.cli import Parser, add_command, add_out_argument
+from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import (
     finite_float,
     nonnegative_float,
@@ -60,14 +60,6 @@ def register(subparsers) -> None:
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """A stand-alone parser with the same arguments (for tests and scripts)."""
-    parser = Parser(prog="pruneleak fedltp")
-    add_arguments(parser)
-    parser.set_defaults(func=run)
-    return parser
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 import sims.cli
-from sims.cli import main
-from sims.cli.fedltp import build_parser, config_from_args
+from sims.cli import build_parser, main
+from sims.cli.fedltp import config_from_args
 from sims.fedltp.training import run_key
 
 TINY = [
@@ -43,7 +43,8 @@ def test_tiny_run_writes_records_and_a_closing_line(capsys, tmp_path, extra):
     rounds = [r for r in _records(store) if "round" in r]
     assert [r["round"] for r in rounds] == [1, 2, 3]
     assert {r["variant"] for r in rounds} == {extra[1]}
-    args = build_parser().parse_args([*TINY, *extra])  # the key the progress bar resumes from
+    # the key the progress bar resumes from
+    args = build_parser(("fedltp",)).parse_args(["fedltp", *TINY, *extra])
     keep = 0.3 if extra[1] == "fed-spa" else None
     assert {r["run"] for r in rounds} == {
         run_key(config_from_args(args), variant=extra[1], upload_keep=keep)
