@@ -129,7 +129,8 @@ def gdp_reconstruction_bound(kappa: float, mu: float) -> float:
         return k
     if math.isinf(mu):
         return 1.0
-    return float(special.ndtr(special.ndtri(k) + mu))
+    # Phi(Phi^-1(kappa) + mu) >= kappa; the max keeps it so where ndtr underflows (tiny kappa)
+    return max(k, float(special.ndtr(special.ndtri(k) + mu)))
 
 
 def dp_reconstruction_bound(kappa: float, epsilon: float, delta: float) -> float:
@@ -170,7 +171,8 @@ def dp_reconstruction_bound(kappa: float, epsilon: float, delta: float) -> float
     if math.isinf(eps):
         return 1.0 if k > 0 or d > 0 else 0.0
     # e^eps kappa in log space: exp overflows to inf (bound 1) rather than raising
-    linear = math.inf if k > 0 and eps + math.log(k) > 700 else math.exp(eps) * k
+    overflows = k > 0 and eps + math.log(k) > 700
+    linear = math.inf if overflows else (math.exp(eps) * k if k > 0 else 0.0)
     other = 1 - math.exp(-eps) * (1 - d - k)
     return float(max(k, min(1.0, linear + d, other)))
 

@@ -365,6 +365,31 @@ def test_gaussian_mechanism_success_bound(m, sensitivity, s):
     assert value >= 1 / m * (1 - 1e-12)
 
 
+@covers("leakage.gdp_reconstruction_bound")
+@FAST
+@given(
+    kappa=st.floats(0.0, 1.0),
+    mu=st.one_of(st.floats(0.0, FLOAT_MAX), st.just(math.inf)),
+)
+def test_gdp_reconstruction_bound(kappa, mu):
+    value = leakage.gdp_reconstruction_bound(kappa, mu)
+    _finite_float(value, low=0.0, high=1.0)
+    assert value >= kappa * (1 - 1e-12)  # never below the blind guess
+
+
+@covers("leakage.dp_reconstruction_bound")
+@FAST
+@given(
+    kappa=st.floats(0.0, 1.0),
+    epsilon=st.one_of(st.floats(0.0, FLOAT_MAX), st.just(math.inf)),
+    delta=st.floats(0.0, 1.0),
+)
+def test_dp_reconstruction_bound(kappa, epsilon, delta):
+    value = leakage.dp_reconstruction_bound(kappa, epsilon, delta)
+    _finite_float(value, low=0.0, high=1.0)
+    assert value >= kappa * (1 - 1e-12)
+
+
 def _exceeds_float_max(r) -> bool:
     """Whether the largest pairwise distance, in exact arithmetic, is above 1.8e308."""
     rows = [[Fraction(float(x)) for x in row] for row in r]
