@@ -184,6 +184,53 @@ def load_digits_dataset() -> ImageDataset:
     return ImageDataset(images=images, labels=labels, num_classes=10, name="digits")
 
 
+def load_faces() -> ImageDataset:
+    """scikit-image's 200-image subset of Labeled Faces in the Wild
+    (``skimage.data.lfw_subset``, shipped inside its wheel: no download) as 1x25x25 grey
+    images in [0, 1]: the first 100 are faces (label 1), the other 100 non-face crops of
+    the same photographs (label 0)."""
+    from skimage.data import lfw_subset
+
+    images = torch.as_tensor(lfw_subset(), dtype=torch.float32).unsqueeze(1)
+    labels = torch.cat([torch.ones(100, dtype=torch.int64), torch.zeros(100, dtype=torch.int64)])
+    return ImageDataset(images=images, labels=labels, num_classes=2, name="faces")
+
+
+#: The RGB photographs shipped inside scikit-image's wheel that :func:`load_patches` cuts,
+#: in label order.
+PATCH_PHOTOGRAPHS = ("astronaut", "chelsea", "coffee", "rocket")
+PATCH_SIZE = 32
+
+
+def load_patches(seed: int = 0) -> ImageDataset:
+    """CIFAR-like 3x32x32 colour patches of scikit-image's bundled photographs (no download).
+
+    Photograph ``k`` of :data:`PATCH_PHOTOGRAPHS` (label ``k``) is cut into the
+    non-overlapping 32x32 tiles of a grid whose origin ``(row, column)``, each in
+    ``[0, 31]``, is drawn from ``numpy.random.default_rng([seed, k])``; every tile that
+    fits entirely in the photograph is kept, row by row. Pixels in [0, 1] (/255).
+    """
+    from skimage import data
+
+    check_int("seed", seed, func="load_patches", low=0)
+    images, labels = [], []
+    for label, name in enumerate(PATCH_PHOTOGRAPHS):
+        photo = getattr(data, name)()
+        top, left = np.random.default_rng([seed, label]).integers(0, PATCH_SIZE, size=2)
+        rows = (photo.shape[0] - top) // PATCH_SIZE
+        columns = (photo.shape[1] - left) // PATCH_SIZE
+        grid = photo[top : top + rows * PATCH_SIZE, left : left + columns * PATCH_SIZE]
+        tiles = grid.reshape(rows, PATCH_SIZE, columns, PATCH_SIZE, 3).transpose(0, 2, 4, 1, 3)
+        images.append(tiles.reshape(rows * columns, 3, PATCH_SIZE, PATCH_SIZE))
+        labels.append(np.full(rows * columns, label, dtype=np.int64))
+    return ImageDataset(
+        images=_uint8_images(np.concatenate(images)),
+        labels=torch.from_numpy(np.concatenate(labels)),
+        num_classes=len(PATCH_PHOTOGRAPHS),
+        name="patches",
+    )
+
+
 def _uint8_images(images: np.ndarray) -> torch.Tensor:
     """uint8 ``(N, [C,] H, W)`` -> float32 ``(N, C, H, W)`` in [0, 1] (divided by 255)."""
     tensor = torch.from_numpy(images.astype(np.float32) / np.float32(255))
@@ -270,6 +317,8 @@ _FILE_LOADERS = {
 # name -> loader(data_dir) of the training data. Loaders that need no files ignore data_dir.
 _LOADERS: dict[str, Callable[[str | os.PathLike | None], ImageDataset]] = {
     "digits": lambda data_dir: load_digits_dataset(),
+    "faces": lambda data_dir: load_faces(),
+    "patches": lambda data_dir: load_patches(),
     **{name: _file_loader(name, f, "train") for name, f in _FILE_LOADERS.items()},
 }
 # name -> loader(data_dir) of the official test split, for the data sets that have one.

@@ -46,6 +46,8 @@ POOLINGS = ("avg", "max")
 #: data actually loaded.
 DATASET_SHAPES = {
     "digits": ((1, 8, 8), 10),
+    "faces": ((1, 25, 25), 2),
+    "patches": ((3, 32, 32), 4),
     "mnist": ((1, 28, 28), 10),
     "fashion_mnist": ((1, 28, 28), 10),
     "cifar10": ((3, 32, 32), 10),
