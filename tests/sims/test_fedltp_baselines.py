@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from fedltp_helpers import logreg_factory, tiny_config
 
 import sims.fedltp.training as training
 from sims.core.runtime import seeded
@@ -23,48 +24,25 @@ WEIGHTS, BIASES = 640, 10
 WEIGHT = "classifier.0.weight"
 
 
-def _config(**overrides) -> FedLTPConfig:
-    fields = dict(
-        num_clients=6,
-        client_rate=0.34,  # K = 2
-        local_steps=3,
-        batch_size=5,
-        rounds=3,
-        num_tickets=2,
-        ticket_steps=15,
-        ticket_batch_size=32,
-        lr=0.2,
-        lambda_val=5.0,
-        epsilon=1e9,
-        seed=5,
-    )
-    fields.update(overrides)
-    return FedLTPConfig(**fields)
-
-
-def _factory():
-    return build_model("logreg", image_shape=(1, 8, 8), num_classes=10)
-
-
 def _w0(config):
     with seeded(config.seed * config.num_tickets):
-        return current_params(_factory())
+        return current_params(logreg_factory())
 
 
 # ---- DP-Fed ------------------------------------------------------------------------------
 
 
 def test_dp_fed_uploads_are_dense_and_its_epsilon_is_fedltps(digits):
-    config = _config()
+    config = tiny_config()
     data = split_for_config(digits, config)
-    dense = run_dp_fed(config, data, _factory, device="cpu")
-    ticket = run_variant("fedltp", config, data, _factory, device="cpu")
+    dense = run_dp_fed(config, data, logreg_factory, device="cpu")
+    ticket = run_variant("fedltp", config, data, logreg_factory, device="cpu")
     per_client = 4 * (WEIGHTS + BIASES)
     for r in dense.records:
         assert r["density_clients"] == r["density_upload"] == r["density_global"] == 1.0
         assert r["bytes_up"] == r["bytes_down"] == 2 * per_client
     # one round moves every coordinate (dense noisy update), from the w0 of ticket 0
-    one = run_dp_fed(_config(rounds=1), data, _factory, device="cpu")
+    one = run_dp_fed(tiny_config(rounds=1), data, logreg_factory, device="cpu")
     w0 = _w0(config)
     for name, value in one.final_params.items():
         assert bool((value != w0[name]).all()), name
@@ -92,7 +70,7 @@ def test_random_upload_mask_keeps_the_stated_count_of_weights_and_every_bias(kee
 def test_random_upload_mask_is_uniform_over_the_coordinates():
     # each of the 640 weights kept with probability 0.3 over 4000 seeds: every frequency
     # within 5 binomial standard errors (sqrt(0.21 / 4000) = 0.0072) of 0.3
-    params = current_params(_factory())
+    params = current_params(logreg_factory())
     draws = 4000
     counts = torch.zeros(10, 64)
     for seed in range(draws):
@@ -102,7 +80,7 @@ def test_random_upload_mask_is_uniform_over_the_coordinates():
 
 
 def test_fed_spa_uploads_keep_the_stated_fraction_and_only_those_move(digits, monkeypatch):
-    config = _config(rounds=1)
+    config = tiny_config(rounds=1)
     data = split_for_config(digits, config)
     drawn = []
     original = training.random_upload_mask
@@ -122,7 +100,7 @@ def test_fed_spa_uploads_keep_the_stated_fraction_and_only_those_move(digits, mo
 
     monkeypatch.setattr(training, "random_upload_mask", spy)
     monkeypatch.setattr(training, "_aggregate", spy_aggregate)
-    result = run_fed_spa(config, data, _factory, keep=0.3, device="cpu")
+    result = run_fed_spa(config, data, logreg_factory, keep=0.3, device="cpu")
     assert len(drawn) == config.clients_per_round == 2
     kept = WEIGHTS - round(0.7 * WEIGHTS)  # 192
     for mask in drawn:
@@ -151,20 +129,20 @@ def test_fed_spa_uploads_keep_the_stated_fraction_and_only_those_move(digits, mo
 
 
 def test_upload_keep_is_required_for_fed_spa_and_refused_otherwise(digits):
-    config = _config()
+    config = tiny_config()
     data = split_for_config(digits, config)
     for variant, keep in (("fed-spa", None), ("dp-fed", 0.5), ("fedltp", 0.5), ("fed-spa", 0)):
         with pytest.raises(ValueError, match="upload_keep"):
-            run_variant(variant, config, data, _factory, keep=keep, device="cpu")
+            run_variant(variant, config, data, logreg_factory, keep=keep, device="cpu")
     with pytest.raises(ValueError, match="variant"):
-        run_variant("fedavg", config, data, _factory, device="cpu")
+        run_variant("fedavg", config, data, logreg_factory, device="cpu")
 
 
 # ---- bytes against a hand count ------------------------------------------------------------
 
 
 def test_bytes_equal_a_hand_count(digits):
-    config = _config(rounds=2, prune_degree=0.5)
+    config = tiny_config(rounds=2, prune_degree=0.5)
     data = split_for_config(digits, config)
     k, value = 2, 4  # clients per round, bytes per float32
     ticket = WEIGHTS - round(0.5 * WEIGHTS) + BIASES  # 330 values
@@ -178,8 +156,8 @@ def test_bytes_equal_a_hand_count(digits):
         ("fed-spa", "one_shot", 0.3): (k * dense, k * spa_up),
     }
     for (variant, pruning, keep), (down, up) in cases.items():
-        c = _config(rounds=2, prune_degree=0.5, pruning=pruning)
-        result = run_variant(variant, c, data, _factory, keep=keep, device="cpu")
+        c = tiny_config(rounds=2, prune_degree=0.5, pruning=pruning)
+        result = run_variant(variant, c, data, logreg_factory, keep=keep, device="cpu")
         assert [r["bytes_down"] for r in result.records] == [value * down] * 2, variant
         assert [r["bytes_up"] for r in result.records] == [value * up] * 2, variant
         assert result.records[-1]["bytes_cumulative"] == 2 * value * (down + up), variant
@@ -194,13 +172,13 @@ def test_bytes_equal_a_hand_count(digits):
 )
 def test_every_variant_stops_before_exceeding_the_budget(digits, variant, keep):
     assert variant in VARIANTS
-    base = _config(rounds=10, noise_multiplier=3.0)
+    base = tiny_config(rounds=10, noise_multiplier=3.0)
     data = split_for_config(digits, base)
     rate = 5 / min(len(c) for c in data.clients_train)
     eps = [epsilon_after(base, t, sampling_rate=rate) for t in range(1, 11)]
     budget = (eps[2] + eps[3]) / 2  # rounds 1-3 fit, round 4 would exceed it
     config = FedLTPConfig(**{**base.as_dict(), "epsilon": budget})
-    result = run_variant(variant, config, data, _factory, keep=keep, device="cpu")
+    result = run_variant(variant, config, data, logreg_factory, keep=keep, device="cpu")
     assert result.stopped_by_budget and result.rounds_run == 3
     assert result.epsilon == eps[2] <= budget
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
+from fedltp_helpers import logreg_factory, tiny_config
 from opacus.accountants.analysis import rdp as opacus_rdp
 from torch import nn
 
@@ -65,20 +66,24 @@ def _partial_mask(model: nn.Module) -> Mask:
     return Mask(keep)
 
 
+def _trainer(model, *, clipping="per_example", clip=1.0, sigma=0.0, batch=3, momentum=0.0):
+    return DPLocalTrainer(
+        model,
+        clipping=clipping,
+        max_grad_norm=clip,
+        noise_multiplier=sigma,
+        batch_size=batch,
+        momentum=momentum,
+        device="cpu",
+    )
+
+
 # ---- DP-SGD: clipping against a slow per-example loop ---------------------------------
 
 
 def test_per_example_clipping_matches_a_slow_per_example_loop():
     c, batch = 0.5, 9
-    trainer = DPLocalTrainer(
-        _tiny_net(0),
-        clipping="per_example",
-        max_grad_norm=c,
-        noise_multiplier=0.0,
-        batch_size=batch,
-        momentum=0.0,
-        device="cpu",
-    )
+    trainer = _trainer(_tiny_net(0), clip=c, batch=batch)
     reference = _tiny_net(0)
     mask = _partial_mask(reference)
     keep = mask.keep
@@ -109,15 +114,7 @@ def test_per_example_clipping_matches_a_slow_per_example_loop():
 
 def test_batch_clipping_clips_the_mean_gradient():
     c, batch = 0.3, 9
-    trainer = DPLocalTrainer(
-        _tiny_net(0),
-        clipping="batch",
-        max_grad_norm=c,
-        noise_multiplier=0.0,
-        batch_size=batch,
-        momentum=0.0,
-        device="cpu",
-    )
+    trainer = _trainer(_tiny_net(0), clipping="batch", clip=c, batch=batch)
     reference = _tiny_net(0)
     keep = _partial_mask(reference).keep
     x, y = _tiny_data(batch)
@@ -137,15 +134,7 @@ def test_batch_clipping_clips_the_mean_gradient():
 def test_noise_has_std_sigma_c_over_the_batch_size():
     # zero data gradient: the empty batch leaves N(0, sigma^2 C^2) / B on every coordinate
     c, sigma, batch = 2.0, 1.5, 4
-    trainer = DPLocalTrainer(
-        nn.Linear(200, 50),
-        clipping="per_example",
-        max_grad_norm=c,
-        noise_multiplier=sigma,
-        batch_size=batch,
-        momentum=0.0,
-        device="cpu",
-    )
+    trainer = _trainer(nn.Linear(200, 50), clip=c, sigma=sigma, batch=batch)
     keep = Mask.ones(trainer.base).keep
     _, optimizer = trainer.optimizers(lr=0.1, seed=3)
     trainer.private_gradient(optimizer, keep, torch.zeros(0, 200), torch.zeros(0, dtype=torch.long))
@@ -156,15 +145,7 @@ def test_noise_has_std_sigma_c_over_the_batch_size():
 
 def test_batches_are_poisson_at_the_accounted_rate():
     # the accountant assumes each record joins each batch independently with q~ = B / n
-    trainer = DPLocalTrainer(
-        nn.Linear(2, 2),
-        clipping="per_example",
-        max_grad_norm=1.0,
-        noise_multiplier=1.0,
-        batch_size=10,
-        momentum=0.0,
-        device="cpu",
-    )
+    trainer = _trainer(nn.Linear(2, 2), sigma=1.0, batch=10)
     n, steps = 40, 4000
     q = trainer.sampling_rate(n)
     assert q == 0.25
@@ -180,15 +161,7 @@ def test_batches_are_poisson_at_the_accounted_rate():
 
 
 def test_local_training_keeps_pruned_weights_at_zero():
-    trainer = DPLocalTrainer(
-        _tiny_net(0),
-        clipping="per_example",
-        max_grad_norm=1.0,
-        noise_multiplier=1.0,
-        batch_size=3,
-        momentum=0.5,
-        device="cpu",
-    )
+    trainer = _trainer(_tiny_net(0), sigma=1.0, momentum=0.5)
     mask = _partial_mask(trainer.base)
     start = {n: p.detach().clone() for n, p in _tiny_net(2).named_parameters()}
     x, y = _tiny_data(12)
@@ -261,31 +234,8 @@ def test_schedule_epsilon_agrees_with_dp_accounting(rounds):
 # ---- the stop rule ------------------------------------------------------------------------
 
 
-def _tiny_run_config(**overrides) -> FedLTPConfig:
-    fields = dict(
-        num_clients=6,
-        client_rate=0.34,  # K = 2
-        local_steps=3,
-        batch_size=5,
-        rounds=3,
-        num_tickets=2,
-        ticket_steps=15,
-        ticket_batch_size=32,
-        lr=0.2,
-        lambda_val=5.0,
-        epsilon=1e9,
-        seed=5,
-    )
-    fields.update(overrides)
-    return FedLTPConfig(**fields)
-
-
-def _factory():
-    return build_model("logreg", image_shape=(1, 8, 8), num_classes=10)
-
-
 def test_training_stops_at_the_round_that_would_exceed_the_budget(digits):
-    base = _tiny_run_config(rounds=10, noise_multiplier=3.0)
+    base = tiny_config(rounds=10, noise_multiplier=3.0)
     data = split_fedltp_data(digits, num_clients=6, seed=5)
     q = 5 / min(len(c) for c in data.clients_train)
     eps = [  # independent: Opacus' accountant on the same grid, plus the Laplace RDP
@@ -295,7 +245,7 @@ def test_training_stops_at_the_round_that_would_exceed_the_budget(digits):
     first_over = next(t for t in range(1, 11) if eps[t - 1] > budget)
     assert first_over == 4
     config = FedLTPConfig(**{**base.as_dict(), "epsilon": budget})
-    result = run_fedltp(config, data, _factory, device="cpu")
+    result = run_fedltp(config, data, logreg_factory, device="cpu")
     assert result.stopped_by_budget
     assert result.rounds_run == first_over - 1
     assert [r["round"] for r in result.records] == [1, 2, 3]
@@ -304,8 +254,8 @@ def test_training_stops_at_the_round_that_would_exceed_the_budget(digits):
 
 
 def test_no_noise_means_no_round_is_run(digits):
-    config = _tiny_run_config(noise_multiplier=0.0)  # infinite epsilon
-    result = run_fedltp(config, split_for_config(digits, config), _factory, device="cpu")
+    config = tiny_config(noise_multiplier=0.0)  # infinite epsilon
+    result = run_fedltp(config, split_for_config(digits, config), logreg_factory, device="cpu")
     assert result.stopped_by_budget and result.rounds_run == 0 and result.records == []
     assert result.best_round == 0  # the ticket itself is all there is
 
@@ -423,10 +373,10 @@ class _Killed(RuntimeError):
 def test_end_to_end_run_records_rounds_and_resumes_after_a_kill(
     digits, tmp_path, pruning, partition
 ):
-    config = _tiny_run_config(pruning=pruning, partition=partition)
+    config = tiny_config(pruning=pruning, partition=partition)
     data = split_for_config(digits, config)
     whole = run_fedltp(
-        config, data, _factory, store=ResultStore(tmp_path / "a.jsonl"), device="cpu"
+        config, data, logreg_factory, store=ResultStore(tmp_path / "a.jsonl"), device="cpu"
     )
     assert [r["round"] for r in whole.records] == [1, 2, 3]
     for r in whole.records:
@@ -440,10 +390,12 @@ def test_end_to_end_run_records_rounds_and_resumes_after_a_kill(
 
     store = ResultStore(tmp_path / "b.jsonl")
     with pytest.raises(_Killed):
-        run_fedltp(config, data, _factory, store=store, device="cpu", on_round=kill_after_round_2)
+        run_fedltp(
+            config, data, logreg_factory, store=store, device="cpu", on_round=kill_after_round_2
+        )
     assert sorted(r["round"] for r in store.records() if "round" in r) == [1, 2]
     resumed = run_fedltp(
-        config, data, _factory, store=ResultStore(tmp_path / "b.jsonl"), device="cpu"
+        config, data, logreg_factory, store=ResultStore(tmp_path / "b.jsonl"), device="cpu"
     )
     rounds = [r["round"] for r in ResultStore(tmp_path / "b.jsonl").records() if "round" in r]
     assert rounds == [1, 2, 3]  # nothing recorded twice
@@ -453,15 +405,15 @@ def test_end_to_end_run_records_rounds_and_resumes_after_a_kill(
         assert torch.equal(resumed.best_params[name], whole.best_params[name])
     # a finished run is not run again
     again = run_fedltp(
-        config, data, _factory, store=ResultStore(tmp_path / "b.jsonl"), device="cpu"
+        config, data, logreg_factory, store=ResultStore(tmp_path / "b.jsonl"), device="cpu"
     )
     assert again.records == whole.records
 
 
 def test_a_kill_between_checkpoint_and_record_loses_only_that_round(digits, tmp_path, monkeypatch):
-    config = _tiny_run_config()
+    config = tiny_config()
     data = split_fedltp_data(digits, num_clients=6, seed=5)
-    whole = run_fedltp(config, data, _factory, device="cpu")  # no store: nothing written
+    whole = run_fedltp(config, data, logreg_factory, device="cpu")  # no store: nothing written
     append = ResultStore.append
 
     def killed_at_round_2(self, record):
@@ -471,10 +423,12 @@ def test_a_kill_between_checkpoint_and_record_loses_only_that_round(digits, tmp_
 
     monkeypatch.setattr(ResultStore, "append", killed_at_round_2)
     with pytest.raises(_Killed):
-        run_fedltp(config, data, _factory, store=ResultStore(tmp_path / "c.jsonl"), device="cpu")
+        run_fedltp(
+            config, data, logreg_factory, store=ResultStore(tmp_path / "c.jsonl"), device="cpu"
+        )
     monkeypatch.setattr(ResultStore, "append", append)
     resumed = run_fedltp(
-        config, data, _factory, store=ResultStore(tmp_path / "c.jsonl"), device="cpu"
+        config, data, logreg_factory, store=ResultStore(tmp_path / "c.jsonl"), device="cpu"
     )
     assert resumed.records == whole.records
     for name, value in whole.final_params.items():
@@ -553,7 +507,7 @@ def test_bad_function_arguments_raise_value_error_naming_the_parameter(digits):
         )
     data = split_fedltp_data(digits, num_clients=4, seed=0)
     with pytest.raises(ValueError, match="'data'"):
-        run_fedltp(FedLTPConfig(), data, _factory, device="cpu")
+        run_fedltp(FedLTPConfig(), data, logreg_factory, device="cpu")
 
 
 def test_load_params_round_trip():
