@@ -15,9 +15,16 @@ from sims.data.datasets import (
     load_train_test,
     resize_images,
 )
-from sims.data.partition import partition_by_client, partition_dirichlet, partition_iid
+from sims.data.partition import (
+    PARTITIONS,
+    partition_by_client,
+    partition_dirichlet,
+    partition_iid,
+    split_clients,
+)
 
 __all__ = [
+    "PARTITIONS",
     "ImageDataset",
     "available_datasets",
     "load_cifar10",
@@ -33,4 +40,5 @@ __all__ = [
     "partition_dirichlet",
     "partition_iid",
     "resize_images",
+    "split_clients",
 ]

@@ -5,19 +5,22 @@ IID (a seeded random permutation cut into near-equal parts) and Dirichlet label 
 (Hsu, Qi and Brown 2019, "Measuring the effects of non-identical data distribution for
 federated visual classification", arXiv:1909.06335), where each class is spread over
 the clients by proportions drawn from ``Dirichlet(alpha, ..., alpha)``: small ``alpha``
-gives each client few classes, large ``alpha`` approaches IID.
+gives each client few classes, large ``alpha`` approaches IID. :func:`split_clients`
+picks one of them by name for the studies.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_int, check_real
+from bounds.validation import check_choice, check_int, check_real
 
 # Dirichlet partitions redraw until every client holds at least ``min_size`` samples;
 # with min_size * num_clients <= N and a moderate alpha a few draws suffice, while a tiny
 # alpha with num_clients near N may never succeed (then ValueError after this many).
 _MAX_DIRICHLET_DRAWS = 1000
+#: The splits :func:`split_clients` knows.
+PARTITIONS = ("iid", "dirichlet", "natural")
 
 
 def partition_iid(num_samples: int, num_clients: int, *, seed: int) -> list[np.ndarray]:
@@ -118,3 +121,28 @@ def partition_by_client(client_ids) -> list[np.ndarray]:
         )
     order = np.argsort(ids, kind="stable")
     return [part.astype(np.int64) for part in np.split(order, np.cumsum(counts)[:-1])]
+
+
+def split_clients(
+    data, partition: str, *, num_clients: int, seed: int, alpha: float = 0.5, func: str
+) -> list[np.ndarray]:
+    """The client split ``partition`` of the :class:`sims.data.ImageDataset` ``data``.
+
+    ``"iid"``: :func:`partition_iid` into ``num_clients`` parts; ``"dirichlet"``:
+    :func:`partition_dirichlet` of the labels with ``alpha``; ``"natural"``:
+    :func:`partition_by_client` of the data set's own writers (FEMNIST), one client per
+    writer, ``num_clients`` unused. ``func`` names the caller in error messages (a data
+    set without writers asked for ``"natural"``).
+    """
+    check_choice("partition", partition, func=func, choices=PARTITIONS)
+    if partition == "natural":
+        if data.client_ids is None:
+            raise ValueError(
+                f"The 'partition' parameter of {func} is 'natural' but the data set "
+                f"{data.name!r} has no client ids (only femnist has). Use 'iid' or "
+                "'dirichlet'."
+            )
+        return partition_by_client(data.client_ids.numpy())
+    if partition == "dirichlet":
+        return partition_dirichlet(data.labels.numpy(), num_clients, alpha=alpha, seed=seed)
+    return partition_iid(len(data), num_clients, seed=seed)

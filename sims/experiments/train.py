@@ -23,14 +23,13 @@ from estimators.device import check_device, resolve_device
 from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets, load_train_test
-from sims.data.partition import partition_by_client, partition_dirichlet, partition_iid
+from sims.data.partition import PARTITIONS, split_clients
 from sims.fl.server import FedConfig, run_federated
 from sims.models import available_models, build_model, count_parameters, model_options
 from sims.pruning.schemes import available_schemes, build_scheme
 
 logger = logging.getLogger(__name__)
 
-PARTITIONS = ("iid", "dirichlet", "natural")
 #: The base pruning schemes with a re-adjustment interval (``readjust_every``).
 READJUSTING = ("feddst", "prunefl")
 
@@ -151,22 +150,6 @@ class TrainConfig:
         return f"train/{self.fingerprint()}"
 
 
-def _client_split(config: TrainConfig, train) -> list:
-    if config.partition == "natural":
-        if train.client_ids is None:
-            raise ValueError(
-                f"The 'partition' parameter of TrainConfig is 'natural' but the data set "
-                f"{config.dataset!r} has no client ids (only femnist has). Use 'iid' or "
-                f"'dirichlet'."
-            )
-        return partition_by_client(train.client_ids.numpy())
-    if config.partition == "dirichlet":
-        return partition_dirichlet(
-            train.labels.numpy(), config.num_clients, alpha=config.alpha, seed=config.seed
-        )
-    return partition_iid(len(train), config.num_clients, seed=config.seed)
-
-
 def run_training(
     config: TrainConfig,
     *,
@@ -191,7 +174,14 @@ def run_training(
     train, test = load_train_test(
         config.dataset, data_dir, test_fraction=config.test_fraction, seed=config.seed
     )
-    clients = _client_split(config, train)
+    clients = split_clients(
+        train,
+        config.partition,
+        num_clients=config.num_clients,
+        seed=config.seed,
+        alpha=config.alpha,
+        func="TrainConfig",
+    )
     with seeded(config.seed):
         model = build_model(
             config.model,

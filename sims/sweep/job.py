@@ -66,6 +66,8 @@ _NOT_FINGERPRINTED = ("data_dir", "attack_chunk", "fed.eval_batch_size")
 #: (:class:`AttackJob`'s ``attacker``).
 DEFENSES = ("none", "largest", "random", "mix", "priprune")
 ATTACKERS = ("unaware", "aware")
+#: The client splits a job can use (:func:`sims.data.split_clients`).
+JOB_PARTITIONS = ("iid", "natural")
 
 
 @dataclass(frozen=True)
@@ -247,8 +249,13 @@ class AttackJob:
     Attributes:
         dataset: a name of :func:`sims.data.available_datasets`; ``data_dir`` for the
             file-based ones (FEMNIST, CIFAR-10, MNIST).
-        num_clients: the FL population, split IID; targets: clients
-            ``0 .. targets - 1`` are attacked whenever sampled.
+        num_clients: the FL population; targets: clients ``0 .. targets - 1`` are
+            attacked whenever sampled.
+        partition: how the training data are split over the clients
+            (:func:`sims.data.split_clients`): ``"iid"`` (``num_clients`` random parts)
+            or ``"natural"`` (one client per writer of the data set: FEMNIST, as
+            PriPrune's LEAF set-up; ``num_clients`` must equal the number of writers,
+            checked when the data are loaded).
         model: :class:`ModelSpec`; pruning: :class:`PruningSpec`.
         fed: the FL loop (rounds T, clients_per_round, local_epochs E, batch_size B, lr r
             of eq. (1), gradient_at ...); its :data:`JOB_OWNED` fields stay at defaults.
@@ -279,6 +286,7 @@ class AttackJob:
     dataset: str = "digits"
     data_dir: str | None = None
     num_clients: int = 10
+    partition: str = "iid"
     targets: int = 4
     model: ModelSpec = field(default_factory=ModelSpec)
     pruning: PruningSpec = field(default_factory=PruningSpec)
@@ -300,6 +308,7 @@ class AttackJob:
         func = "AttackJob"
         check_choice("dataset", self.dataset, func=func, choices=available_datasets())
         check_int("num_clients", self.num_clients, func=func, low=1)
+        check_choice("partition", self.partition, func=func, choices=JOB_PARTITIONS)
         check_int("targets", self.targets, func=func, low=1, high=self.num_clients)
         for name, cls in (
             ("model", ModelSpec),
@@ -458,6 +467,7 @@ def job_key(job: AttackJob) -> str:
 
 # The fields added with the defenses and after, left out of a fingerprint at their defaults.
 _ADDED_LATER = (
+    "partition",
     "attacker",
     *(f"defense.{f.name}" for f in fields(DefenseSpec)),
     "attack_every",

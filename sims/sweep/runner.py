@@ -3,7 +3,8 @@
 
 One job (:func:`run_job`) is one FL run and the attacks on it:
 
-1. the data set is split IID over ``num_clients`` clients; a model
+1. the data set is split over ``num_clients`` clients (IID, or by writer:
+   ``partition``); a model
    (:class:`sims.sweep.job.ModelSpec`) is initialised from ``seed``; the base pruning
    scheme (:class:`sims.sweep.job.PruningSpec`) prunes it at rate ``p``;
 2. ``fed.rounds`` (T) rounds of FedSGD (:func:`sims.fl.server.run_federated`, batch size
@@ -68,7 +69,7 @@ from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_train_test
-from sims.data.partition import partition_iid
+from sims.data.partition import split_clients
 from sims.defenses.client import withheld_fraction
 from sims.fl.server import run_federated
 from sims.models import count_parameters
@@ -225,6 +226,21 @@ def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, 
     }
 
 
+def _client_split(job: AttackJob, train) -> list:
+    """The clients' sample indices (``job.partition``); a natural split must have
+    ``job.num_clients`` writers, the population the job's targets and sampling assume."""
+    clients = split_clients(
+        train, job.partition, num_clients=job.num_clients, seed=job.seed, func="AttackJob"
+    )
+    if len(clients) != job.num_clients:
+        raise ValueError(
+            f"The 'num_clients' parameter of AttackJob must equal the number of writers of "
+            f"{job.dataset!r} ({len(clients)}) with partition='natural'. "
+            f"Got {job.num_clients} instead."
+        )
+    return clients
+
+
 def run_job(job: AttackJob) -> dict:
     """Run one job (module docstring, steps 1-6) on its device and return its record
     (without key).
@@ -263,7 +279,7 @@ def run_job(job: AttackJob) -> dict:
     start = time.perf_counter()
     device = resolve_device(job.device)
     train, test = load_train_test(job.dataset, job.data_dir, seed=job.seed)
-    clients = partition_iid(len(train), job.num_clients, seed=job.seed)
+    clients = _client_split(job, train)
     with seeded(job.seed):
         model = job.model.build(image_shape=train.image_shape, num_classes=train.num_classes)
     scheme = job.pruning.build(seed=job.seed, rounds=job.fed.rounds)

@@ -238,6 +238,7 @@ def test_grids_expand_as_products_and_share_jobs_across_panels():
         {"model.width": 8},
         {"attack": "gi"},
         {"leakage_candidates": 100},
+        {"partition": "natural"},
     ],
 )
 def test_fingerprint_changes_with_every_kind_of_number(change):
@@ -267,6 +268,7 @@ def test_fingerprint_ignores_where_a_job_runs_and_reads():
         ("seed", -1, "'seed'.*-1"),
         ("device", "tpu", "'device'.*tpu"),
         ("leakage_candidates", 0, "'leakage_candidates'.*0"),
+        ("partition", "dirichlet", "'partition'.*dirichlet"),
     ],
 )
 def test_bad_job_field_is_a_clear_value_error(field, value, match):
