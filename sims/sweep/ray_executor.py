@@ -21,8 +21,10 @@ cancelling the tasks not yet finished; the records appended before stay in the s
 Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` with as many
 torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
 the last digits: torch splits a reduction into one partial sum per thread and adds the
-partial sums, so the rounding depends on the split (a tiny job's PSNR moves from
-11.886080667619332 on one thread to 11.885704186491562 on two). With the same thread
+partial sums, so the rounding depends on the split, and the inversion's iterations carry
+such differences on (a tiny job's reconstruction moves by up to 2e-4 from one thread to
+two, its PSNR from 11.886080667619332 to 11.885704186491562, while scoring the same
+images gives the same PSNR on either). With the same thread
 count a task's record equals, float for float, the record of :func:`run_job` in-process
 (the local executor under ``pruneleak --threads N``, default 1 = the default ``cpus``),
 except the wall-clock ``seconds``.
@@ -45,7 +47,7 @@ from sims.core.runtime import cpu_tuning
 from sims.core.store import ResultStore
 from sims.sweep.grid import SweepConfig
 from sims.sweep.job import AttackJob, job_key
-from sims.sweep.runner import append_record, run_job
+from sims.sweep.runner import append_record, check_sweep, run_job
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ def run_on_ray(
 ) -> int:
     """Run the ``jobs`` (of ``config``) not yet in ``store`` as Ray tasks and append their
     records as they finish (module docstring); returns the number of records written.
+    When the store holds every job, it returns 0 without connecting to Ray.
 
     ``address``: the Ray cluster (``"auto"``: the one ``ray start`` started on this
     machine; ``"ray://host:10001"``: Ray Client); None: the runtime this process is
@@ -109,8 +112,11 @@ def run_on_ray(
     :func:`sims.sweep.runner.run_job` except in tests and tools that wrap it (it must be
     picklable by Ray's cloudpickle).
     """
+    check_sweep(config, store, "run_on_ray")
     ray = import_ray()
     pending = [job for job in jobs if job_key(job) not in store]
+    if not pending:  # a finished sweep resumed: no Ray runtime to start
+        return 0
     started = _start(ray, address)
     resources = config.resources
     task = ray.remote(_run_with_threads).options(

@@ -367,7 +367,7 @@ def run_sweep(
     that the store holds, in job order.
     """
     func = "run_sweep"
-    _check_sweep(config, store, func)
+    check_sweep(config, store, func)
     if max_jobs is not None:
         check_int("max_jobs", max_jobs, func=func, low=0)
     check_choice("executor", executor, func=func, choices=EXECUTORS)
@@ -411,7 +411,9 @@ def append_record(store: ResultStore, sweep: str, job: AttackJob, record: dict) 
     return written
 
 
-def _check_sweep(config, store, func: str) -> None:
+def check_sweep(config, store, func: str) -> None:
+    """ValueError unless ``config`` is a SweepConfig and ``store`` a ResultStore (the
+    arguments of ``func``, a function that runs or reads a sweep)."""
     if not isinstance(config, SweepConfig):
         raise ValueError(
             f"The 'config' parameter of {func} must be a SweepConfig. "
@@ -426,6 +428,6 @@ def _check_sweep(config, store, func: str) -> None:
 
 def sweep_records(config: SweepConfig, store: ResultStore) -> list[dict]:
     """The records of ``config``'s jobs found in ``store``, in job order."""
-    _check_sweep(config, store, "sweep_records")
+    check_sweep(config, store, "sweep_records")
     by_key = {r["key"]: r for r in store.records()}
     return [by_key[k] for k in (job_key(j) for j in config.jobs()) if k in by_key]

@@ -160,6 +160,24 @@ def test_each_task_reserves_the_sweeps_cpus_and_computes_on_as_many_threads(ray_
     assert record["threads"] == 2 and record["assigned"] == {"CPU": 2.0}
 
 
+def test_a_finished_sweep_resumed_on_ray_does_not_connect(local, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("ray.init was called")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    store = local[0]
+    before = store.path.read_bytes()
+    assert without_seconds(run_sweep(CONFIG, store, executor="ray")) == local[1]
+    assert run_on_ray(CONFIG, CONFIG.jobs(), store, address="auto") == 0
+    assert store.path.read_bytes() == before
+
+
+def test_run_on_ray_needs_a_result_store(tmp_path):
+    with pytest.raises(ValueError, match=r"The 'store' parameter of run_on_ray must be a Result"):
+        run_on_ray(CONFIG, CONFIG.jobs(), str(tmp_path / "s.jsonl"))
+
+
 def test_an_address_is_refused_when_this_process_is_connected_already(ray_runtime, tmp_path):
     with pytest.raises(ValueError, match=r"'address' parameter of run_on_ray must be None"):
         run_sweep(CONFIG, ResultStore(tmp_path / "s.jsonl"), executor="ray", address="auto")
