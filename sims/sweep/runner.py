@@ -387,8 +387,9 @@ def run_sweep(
         todo, desc=config.name, unit="job", disable=None if progress is None else not progress
     )
     for job in bar:
-        if job_key(job) in store:
-            logger.info("%s: %s was recorded by another writer; skipped", config.name, job_key(job))
+        key = job_key(job)
+        if key in store:
+            logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
             continue
         append_record(store, config.name, job, run_job(job))
     return sweep_records(config, store)
