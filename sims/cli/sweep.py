@@ -15,6 +15,7 @@ from sims.plots.defense import defense_figures, format_table2, is_defense_sweep,
 from sims.plots.figures import save_figure
 from sims.plots.sweep import plot_consistency, plot_panels
 from sims.sweep import load_config, packaged_configs, run_sweep
+from sims.sweep.runner import EXECUTORS
 
 STUDY_PANELS = ("p", "B", "d", "T")
 
@@ -31,7 +32,9 @@ def register(subparsers) -> None:
             "line per finished job, so a killed sweep resumes), then print the "
             "bound-versus-attack consistency table of the panels p, B, d, T it has "
             "(leakage as NMI, PSNR, exact bits and Fano bits). A sweep of PriPrune's "
-            "defenses prints Table 2 instead and draws Fig. 4 and 5a-5d."
+            "defenses prints Table 2 instead and draws Fig. 4 and 5a-5d. With --executor "
+            "ray each job is a Ray task reserving the configuration's [resources] (cpus, "
+            "gpus) on this machine or a cluster; this process still writes the store."
         ),
     )
     parser.add_argument("config", help="packaged configuration name or TOML path")
@@ -56,6 +59,19 @@ def register(subparsers) -> None:
         type=nonnegative_int,
         metavar="N",
         help="stop after N new jobs (default: run every job)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="run the jobs one after the other in this process, or as Ray tasks "
+        "(needs pip install 'pruneleak[ray]')",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --executor ray: the Ray cluster, 'auto' (started by `ray start` on this "
+        "machine) or ray://HOST:10001 (default: start a local Ray for this sweep)",
     )
     parser.add_argument("--figures", action="store_true", help="write the figures to OUT")
     parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
@@ -90,7 +106,13 @@ def run(args) -> int:
     overrides = {"device": args.device, "data_dir": args.data_dir}
     config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
     results = args.results or output_dir(args.out) / f"{config.name}.jsonl"
-    records = run_sweep(config, ResultStore(results), max_jobs=args.max_jobs)
+    records = run_sweep(
+        config,
+        ResultStore(results),
+        max_jobs=args.max_jobs,
+        executor=args.executor,
+        address=args.address,
+    )
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
     panels = [p for p in STUDY_PANELS if p in config.panels()]
     if len(records) == len(config.jobs()) and panels:

@@ -1,9 +1,10 @@
 """Attack-study sweeps: the job schema (:mod:`~sims.sweep.job`), grids of jobs
 (:mod:`~sims.sweep.grid`), TOML and packaged configurations (:mod:`~sims.sweep.loading`),
-the resumable local runner (:mod:`~sims.sweep.runner`) and reading results by panel
-(:mod:`~sims.sweep.panels`). Figures are in :mod:`sims.plots.sweep`."""
+the resumable runner (:mod:`~sims.sweep.runner`) with its local and Ray executors (Ray's
+in :mod:`~sims.sweep.ray_executor`, which needs the optional ``ray`` extra) and reading
+results by panel (:mod:`~sims.sweep.panels`). Figures are in :mod:`sims.plots.sweep`."""
 
-from sims.sweep.grid import SweepConfig
+from sims.sweep.grid import Resources, SweepConfig
 from sims.sweep.job import AttackJob, DefenseSpec, ModelSpec, PruningSpec, job_key
 from sims.sweep.loading import load_config, packaged_config, packaged_configs, read_config
 from sims.sweep.runner import run_job, run_sweep, sweep_records
@@ -13,6 +14,7 @@ __all__ = [
     "DefenseSpec",
     "ModelSpec",
     "PruningSpec",
+    "Resources",
     "SweepConfig",
     "job_key",
     "load_config",

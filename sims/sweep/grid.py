@@ -9,6 +9,9 @@ panels runs once. Within one grid, a value listed twice for a field (``pruning.p
 0.5]``) is refused rather than merged: it is a typo or a wrong value, and a panel drawn
 from it would show one job as two points. Fields are named by their dotted path in the job
 (:data:`sims.sweep.job.FIELD_PATHS`: ``"pruning.p"``, ``"fed.batch_size"``, ``"seed"``).
+
+A sweep also says what each of its jobs asks of a worker when it runs on Ray
+(:class:`Resources`, the TOML's ``[resources]``); that is not part of any job.
 """
 
 from __future__ import annotations
@@ -17,10 +20,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import product
 
+from bounds.validation import check_int, check_real
 from sims.sweep.job import FIELD_PATHS, OWNED_PATHS, AttackJob
 
 #: The key of a grid that names its panel rather than a job field.
 PANEL = "panel"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one job of a sweep reserves on a Ray worker (:mod:`sims.sweep.ray_executor`).
+
+    Attributes:
+        cpus: CPU cores per job, an integer >= 1; the job also computes on that many torch
+            intra-op threads, so its record equals a local run's on as many threads
+            (:mod:`sims.sweep.ray_executor`, "Same records").
+        gpus: GPUs per job, in [0, 1]: a job computes on one device, and a fraction lets
+            jobs share a GPU (0.5: two at a time on each GPU). Set the jobs' ``device``
+            to ``"cuda"``: Ray shows each task only the GPU it reserved.
+
+    Neither enters a job's key: like the ``device``, where a job runs does not change what
+    it computes. The local executor ignores them.
+    """
+
+    cpus: int = 1
+    gpus: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cpus", check_int("cpus", self.cpus, func="Resources", low=1))
+        gpus = check_real("gpus", self.gpus, func="Resources", low=0, high=1)
+        object.__setattr__(self, "gpus", gpus)
 
 
 @dataclass(frozen=True)
@@ -32,11 +61,13 @@ class SweepConfig:
         base: job fields (dotted paths) shared by every job.
         grids: each a mapping of job fields to a value or a non-empty list of values,
             plus an optional ``"panel"`` name; expanded as a Cartesian product.
+        resources: what each job reserves on a Ray worker (:class:`Resources`).
     """
 
     name: str
     base: Mapping = field(default_factory=dict)
     grids: tuple[Mapping, ...] = ()
+    resources: Resources = field(default_factory=Resources)
 
     def __post_init__(self) -> None:
         func = "SweepConfig"
@@ -61,6 +92,11 @@ class SweepConfig:
             for key, value in grid.items():
                 if isinstance(value, list):
                     _check_axis(f"grids[{i}].{key}", value)
+        if not isinstance(self.resources, Resources):
+            raise ValueError(
+                f"The 'resources' parameter of {func} must be a Resources. "
+                f"Got {type(self.resources).__name__} instead."
+            )
         self.jobs()  # every job must be valid
 
     def with_base(self, **overrides) -> SweepConfig:

@@ -4,7 +4,9 @@ A file has a ``name``, a ``[base]`` table and ``[[grid]]`` tables. Fields of the
 configurations a job composes sit in sub-tables named after the job's field and keep the
 building block's own names (``[base.fed] batch_size = 1``, ``[base.inversion]
 iterations = 50``); in a grid, TOML's dotted keys say the same on one line
-(``pruning.p = [0.3, 0.6, 0.9]``). See ``configs/quick_digits.toml``.
+(``pruning.p = [0.3, 0.6, 0.9]``). See ``configs/quick_digits.toml``. An optional
+``[resources]`` table (``cpus``, ``gpus``) says what each job reserves on a Ray worker
+(:class:`sims.sweep.grid.Resources`).
 
 Packaged configurations are package data of :mod:`sims.sweep` (``configs/*.toml``), found
 through :mod:`importlib.resources`, so ``pruneleak sweep quick_digits`` works from any
@@ -18,18 +20,19 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
-from sims.sweep.grid import SweepConfig
+from sims.sweep.grid import Resources, SweepConfig
 
-_TOP_KEYS = ("name", "base", "grid")
+_TOP_KEYS = ("name", "base", "grid", "resources")
+_RESOURCE_KEYS = ("cpus", "gpus")
 
 
 def config_from_dict(data: Mapping) -> SweepConfig:
-    """From ``{"name": ..., "base": {...}, "grid": [{...}, ...]}`` (the TOML layout);
-    nested tables become dotted field paths."""
+    """From ``{"name": ..., "base": {...}, "grid": [{...}, ...], "resources": {...}}``
+    (the TOML layout; ``resources`` optional); nested tables become dotted field paths."""
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
         raise ValueError(
-            f"A sweep configuration has the keys 'name', 'base' and 'grid'. "
+            f"A sweep configuration has the keys 'name', 'base', 'grid' and 'resources'. "
             f"Got unknown keys {unknown} instead."
         )
     grids = data.get("grid", [])
@@ -42,7 +45,24 @@ def config_from_dict(data: Mapping) -> SweepConfig:
         name=data.get("name", ""),
         base=_flatten(data.get("base", {}), "base"),
         grids=tuple(_flatten(g, f"grid[{i}]") for i, g in enumerate(grids)),
+        resources=_resources(data.get("resources", {})),
     )
+
+
+def _resources(table) -> Resources:
+    """The ``[resources]`` table as :class:`Resources` (absent keys at their defaults)."""
+    if not isinstance(table, Mapping):
+        raise ValueError(
+            f"The 'resources' entry of a sweep configuration must be a table with the keys "
+            f"{', '.join(_RESOURCE_KEYS)}. Got {table!r} instead."
+        )
+    unknown = sorted(set(table) - set(_RESOURCE_KEYS))
+    if unknown:
+        raise ValueError(
+            f"The 'resources' table of a sweep configuration has the keys "
+            f"{', '.join(_RESOURCE_KEYS)}. Got unknown keys {unknown} instead."
+        )
+    return Resources(**table)
 
 
 def _flatten(table, where: str, prefix: str = "") -> dict:

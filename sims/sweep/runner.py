@@ -40,13 +40,16 @@ reconstructions of that target in rounds 1..T (the adversary keeps its best resu
 averaged over targets; ``nmi_last`` is the mean NMI of the attacks in round T alone.
 With T = 1 both are the single-round leakage. The per-upload values are kept too.
 
-:func:`run_sweep` runs, one after the other in this process, every job of a
-:class:`sims.sweep.grid.SweepConfig` not yet in the :class:`sims.core.store.ResultStore`,
-and appends one record per finished job keyed by :func:`sims.sweep.job.job_key`, so a
-killed sweep resumes where it stopped and a job shared by several sweeps runs once. Two
-sweeps may write to one store at the same time: before each job a sweep looks again
-whether another one recorded it meanwhile (then it skips the job), and the store writes a
-key at most once (a job both ran at the same moment is recorded by the first to finish).
+:func:`run_sweep` runs every job of a :class:`sims.sweep.grid.SweepConfig` not yet in the
+:class:`sims.core.store.ResultStore`, and appends one record per finished job keyed by
+:func:`sims.sweep.job.job_key`, so a killed sweep resumes where it stopped and a job
+shared by several sweeps runs once. Its ``executor`` runs them one after the other in
+this process (``"local"``) or as Ray tasks on this machine or a cluster (``"ray"``,
+:mod:`sims.sweep.ray_executor`); either way this process alone writes the store. Two
+sweeps may write to one store at the same time: before each job the local executor looks
+again whether another one recorded it meanwhile (then it skips the job), and the store
+writes a key at most once (a job both ran at the same moment is recorded by the first to
+finish).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bounds import priprune
-from bounds.validation import check_int
+from bounds.validation import check_choice, check_int
 from estimators.device import resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import identify
@@ -78,6 +81,9 @@ from sims.sweep.grid import SweepConfig
 from sims.sweep.job import ATTACKS, AttackJob, job_key
 
 logger = logging.getLogger(__name__)
+
+#: Ways :func:`run_sweep` runs jobs (its ``executor``).
+EXECUTORS = ("local", "ray")
 
 BOUND_FIELDS = (
     "bound_published_bits",
@@ -364,18 +370,35 @@ def run_sweep(
     *,
     progress: bool | None = None,
     max_jobs: int | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> list[dict]:
     """Run the jobs of ``config`` not yet in ``store`` (one appended record each).
 
     ``max_jobs`` stops after that many new jobs (None: all); ``progress=None`` shows a
-    bar only on a terminal. Returns the records of ``config``'s jobs that the store
-    holds, in job order.
+    bar only on a terminal. ``executor`` is one of :data:`EXECUTORS`; with ``"ray"``,
+    ``address`` names the Ray cluster to run on (``"auto"``, ``"ray://host:10001"``;
+    None: this process's Ray runtime if it has one, else a new local one), see
+    :func:`sims.sweep.ray_executor.run_on_ray`. Returns the records of ``config``'s jobs
+    that the store holds, in job order.
     """
-    _check_sweep(config, store, "run_sweep")
+    func = "run_sweep"
+    check_sweep(config, store, func)
     if max_jobs is not None:
-        check_int("max_jobs", max_jobs, func="run_sweep", low=0)
+        check_int("max_jobs", max_jobs, func=func, low=0)
+    check_choice("executor", executor, func=func, choices=EXECUTORS)
+    if address is not None and executor != "ray":
+        raise ValueError(
+            f"The 'address' parameter of {func} names a Ray cluster and needs "
+            f"executor='ray'. Got address={address!r} with executor={executor!r}."
+        )
     done = store.done()
     todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
+    if executor == "ray":
+        from sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
+
+        run_on_ray(config, todo, store, address=address, progress=progress, run=run_job)
+        return sweep_records(config, store)
     bar = tqdm(
         todo, desc=config.name, unit="job", disable=None if progress is None else not progress
     )
@@ -384,19 +407,30 @@ def run_sweep(
         if key in store:
             logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
             continue
-        record = run_job(job)
-        store.append({"key": key, "sweep": config.name, **record})
-        logger.info(
-            "%s: %s p=%g done in %.1f s",
-            config.name,
-            job.pruning.scheme,
-            job.pruning.p,
-            record["seconds"],
-        )
+        append_record(store, config.name, job, run_job(job))
     return sweep_records(config, store)
 
 
-def _check_sweep(config, store, func: str) -> None:
+def append_record(store: ResultStore, sweep: str, job: AttackJob, record: dict) -> bool:
+    """Append the finished ``job``'s ``record`` (from :func:`run_job`) to ``store`` under
+    its key and the ``sweep``'s name; returns False, writing nothing, when the store
+    holds the key already (another writer recorded the job meanwhile: the store checks
+    under its lock, so the first record stays and a key is written once)."""
+    written = store.append({"key": job_key(job), "sweep": sweep, **record})
+    logger.info(
+        "%s: %s p=%g done in %.1f s%s",
+        sweep,
+        job.pruning.scheme,
+        job.pruning.p,
+        record["seconds"],
+        "" if written else " (already recorded by another writer; not written)",
+    )
+    return written
+
+
+def check_sweep(config, store, func: str) -> None:
+    """ValueError unless ``config`` is a SweepConfig and ``store`` a ResultStore (the
+    arguments of ``func``, a function that runs or reads a sweep)."""
     if not isinstance(config, SweepConfig):
         raise ValueError(
             f"The 'config' parameter of {func} must be a SweepConfig. "
@@ -411,6 +445,6 @@ def _check_sweep(config, store, func: str) -> None:
 
 def sweep_records(config: SweepConfig, store: ResultStore) -> list[dict]:
     """The records of ``config``'s jobs found in ``store``, in job order."""
-    _check_sweep(config, store, "sweep_records")
+    check_sweep(config, store, "sweep_records")
     by_key = {r["key"]: r for r in store.records()}
     return [by_key[k] for k in (job_key(j) for j in config.jobs()) if k in by_key]

@@ -1,0 +1,141 @@
+"""Running a sweep's jobs as Ray tasks, on this machine or on a cluster (:func:`run_on_ray`).
+
+Each job is one Ray task (``ray.remote``) reserving the sweep's
+:class:`sims.sweep.grid.Resources` (``num_cpus``, ``num_gpus``); Ray starts it on a
+worker with that much free, so a cluster of GPU machines runs as many jobs at once as it
+has GPUs (or GPU fractions). The driver, the process that calls :func:`run_on_ray`,
+collects the records as they finish (``ray.wait``) and appends each to the results store
+itself: the store is a file on the driver's machine only, written by one process, and it
+is resumable exactly as with the local executor (rerun the sweep; jobs it holds are not
+submitted again).
+
+Exactly once. Jobs the store holds are not submitted; each finished task's record is
+appended once, by the driver, through :func:`sims.sweep.runner.append_record`, whose
+append checks the key under the store's lock, so a job another writer recorded while its
+task ran keeps that writer's record. A task whose worker process dies (killed, out of
+memory, its node lost) is retried by Ray up to :data:`MAX_RETRIES` times on another
+worker; only the attempt that returns produces a record. A job that raises is not retried
+(it would raise again): the error ends the sweep, as with the local executor, after
+cancelling the tasks not yet finished; the records appended before stay in the store.
+
+Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` with as many
+torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
+the last digits: torch splits a reduction into one partial sum per thread and adds the
+partial sums, so the rounding depends on the split, and the inversion's iterations carry
+such differences on (a tiny job's reconstruction moves by up to 2e-4 from one thread to
+two, its PSNR from 11.886080667619332 to 11.885704186491562, while scoring the same
+images gives the same PSNR on either). With the same thread
+count a task's record equals, float for float, the record of :func:`run_job` in-process
+(the local executor under ``pruneleak --threads N``, default 1 = the default ``cpus``),
+except the wall-clock ``seconds``.
+
+Ray is imported when a sweep runs on it, not with pruneleak: without Ray installed
+(``pip install 'pruneleak[ray]'``) everything else works and asking for this executor is
+a ValueError saying what to install. A Ray runtime this process has initialised already is
+used as it is; otherwise :func:`run_on_ray` starts one (or connects to ``address``) and
+shuts it down before returning, even after an error, so it leaves no Ray runtime behind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from sims.core.runtime import cpu_tuning
+from sims.core.store import ResultStore
+from sims.sweep.grid import SweepConfig
+from sims.sweep.job import AttackJob, job_key
+from sims.sweep.runner import append_record, check_sweep, run_job
+
+logger = logging.getLogger(__name__)
+
+#: Attempts Ray makes again at a task whose worker process died (Ray's ``max_retries``;
+#: set explicitly rather than relying on Ray's default). A job that raises is not retried.
+MAX_RETRIES = 3
+
+
+def import_ray():
+    """The ``ray`` module, or a ValueError saying how to install it."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ValueError(
+            "The Ray executor needs Ray, which is not installed: pip install 'pruneleak[ray]'."
+        ) from err
+    return ray
+
+
+def _run_with_threads(run: Callable[[AttackJob], dict], job: AttackJob, threads: int) -> dict:
+    """One task on a Ray worker: ``run(job)`` on ``threads`` torch threads (module
+    docstring, "Same records"); the worker's settings are restored afterwards, since the
+    worker process goes on to run other tasks."""
+    with cpu_tuning(threads=threads):
+        return run(job)
+
+
+def _start(ray, address: str | None) -> bool:
+    """Make sure this process is connected to a Ray runtime; True if this call started
+    the connection (and so must shut it down)."""
+    if ray.is_initialized():
+        if address is not None:
+            raise ValueError(
+                f"The 'address' parameter of run_on_ray must be None when this process is "
+                f"connected to Ray already (its runtime is used). Got {address!r} instead."
+            )
+        return False
+    if address is None:
+        ray.init(address="local", include_dashboard=False)
+    else:
+        ray.init(address=address)
+    return True
+
+
+def run_on_ray(
+    config: SweepConfig,
+    jobs: Sequence[AttackJob],
+    store: ResultStore,
+    *,
+    address: str | None = None,
+    progress: bool | None = None,
+    run: Callable[[AttackJob], dict] = run_job,
+) -> int:
+    """Run the ``jobs`` (of ``config``) not yet in ``store`` as Ray tasks and append their
+    records as they finish (module docstring); returns the number of records written.
+    When the store holds every job, it returns 0 without connecting to Ray.
+
+    ``address``: the Ray cluster (``"auto"``: the one ``ray start`` started on this
+    machine; ``"ray://host:10001"``: Ray Client); None: the runtime this process is
+    connected to, else a new local one. ``progress=None`` shows a bar over finished jobs
+    only on a terminal. ``run`` computes a job's record on the worker; it is
+    :func:`sims.sweep.runner.run_job` except in tests and tools that wrap it (it must be
+    picklable by Ray's cloudpickle).
+    """
+    check_sweep(config, store, "run_on_ray")
+    ray = import_ray()
+    pending = [job for job in jobs if job_key(job) not in store]
+    if not pending:  # a finished sweep resumed: no Ray runtime to start
+        return 0
+    started = _start(ray, address)
+    resources = config.resources
+    task = ray.remote(_run_with_threads).options(
+        num_cpus=resources.cpus, num_gpus=resources.gpus, max_retries=MAX_RETRIES
+    )
+    in_flight: dict = {}
+    written = 0
+    try:
+        in_flight = {task.remote(run, job, resources.cpus): job for job in pending}
+        disable = None if progress is None else not progress
+        with tqdm(total=len(in_flight), desc=config.name, unit="job", disable=disable) as bar:
+            while in_flight:
+                (ref,), _ = ray.wait(list(in_flight), num_returns=1)
+                record = ray.get(ref)
+                written += append_record(store, config.name, in_flight.pop(ref), record)
+                bar.update()
+    finally:
+        for ref in in_flight:  # left only after an error
+            ray.cancel(ref)
+        if started:
+            ray.shutdown()
+    return written
