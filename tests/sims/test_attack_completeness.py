@@ -93,11 +93,18 @@ def test_best_iterate_keeps_each_rows_lowest_finite_loss():
     assert tracked.variables[0][:, 0].tolist() == [1.0, 12.0]
 
 
+# Plain boxed Adam on squared L2 converges: its best point is the final one, which Adam
+# never evaluates itself (measured on digit 0: the loss falls at every step).
+CONVERGING = AttackConfig(loss="l2", optimizer="adam", lr=0.1, iterations=30, box=True)
+
+
+@pytest.mark.parametrize(("config", "loss"), [(RISING, "cosine"), (CONVERGING, "l2")])
 @pytest.mark.parametrize("batched", [False, True])
-def test_adam_returns_its_best_iterate_not_its_last(model, weights, digits, monkeypatch, batched):
-    """Every point Adam evaluates is recorded (start, 59 iterates, final point) and its
-    1 - cos recomputed from batch_gradient; the attack returns the argmin, whose loss is
-    below the last point's, and reports that loss. Batched: two attacks, two restarts
+def test_adam_returns_its_best_iterate(model, weights, digits, monkeypatch, config, loss, batched):
+    """Every point Adam evaluates is recorded (start, the iterates, the final point) and
+    its matching loss recomputed from batch_gradient; the attack returns the argmin and
+    reports its loss. RISING: the argmin is an early point, below the last one;
+    CONVERGING: the final point. Batched: two attacks, two restarts
     each, every row recorded. Returning the last iterate fails (measured: the last is
     24% worse than the best). Tolerances: images 1e-7 (the result is cast to float32, a
     half ulp of a value in [0, 1] is <= 3e-8); losses rtol 1e-9 (float64 objective
@@ -111,12 +118,11 @@ def test_adam_returns_its_best_iterate_not_its_last(model, weights, digits, monk
     targets = [batch_gradient(model, weights, x, y) for x, y in zip(xs, ys, strict=True)]
     kwargs = {"batch_shape": SHAPE_B1, "num_classes": 10}
     if batched:
-        config = replace(RISING, restarts=2)
+        config = replace(config, restarts=2)
         results = invert_gradient_batched(
             model, weights, targets, labels=ys, config=config, chunk=2, **kwargs
         )
     else:
-        config = RISING
         results = [
             invert_gradient(model, weights, targets[0], labels=ys[0], config=config, **kwargs)
         ]
@@ -125,10 +131,13 @@ def test_adam_returns_its_best_iterate_not_its_last(model, weights, digits, monk
     for k, result in enumerate(results):
         mine = rows[k * config.restarts : (k + 1) * config.restarts].flatten(0, 1)
         losses = np.array(
-            [_matching(model, weights, x, ys[k], targets[k], loss="cosine") for x in mine]
+            [_matching(model, weights, x, ys[k], targets[k], loss=loss) for x in mine]
         )
         best = int(np.argmin(losses))
-        assert losses[config.iterations] > losses[best]  # the constructed case
+        if loss == "cosine":  # RISING
+            assert losses[config.iterations] > losses[best]
+        else:
+            assert best % (config.iterations + 1) == config.iterations
         torch.testing.assert_close(result.images, mine[best].float(), rtol=0, atol=1e-7)
         assert result.loss == pytest.approx(losses[best], rel=1e-9)
 
@@ -186,11 +195,13 @@ def test_recover_labels_finds_the_batch_labels_with_multiplicity(model, weights,
     assert found.dtype == torch.int64 and found.tolist() == sorted(labels)
 
 
-def _zero_linear():
-    """A last layer (5 inputs, 10 classes) with zero weights and bias: softmax 1/C."""
-    model = nn.Sequential(nn.Flatten(), nn.Linear(5, 10)).double()
+def _zero_linear(fan_in: int, classes: int, bias=None):
+    """A last layer with zero weights and the given bias (default 0): every image gets
+    the softmax of the bias, whatever its input."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(fan_in, classes)).double()
     nn.init.zeros_(model[1].weight)
-    nn.init.zeros_(model[1].bias)
+    with torch.no_grad():
+        model[1].bias.copy_(torch.zeros(classes) if bias is None else bias)
     return model, {n: t.detach() for n, t in model.named_parameters()}
 
 
@@ -199,12 +210,29 @@ def test_recover_labels_is_exact_on_a_uniform_softmax():
     image, and equal inputs h_b = 1 (D = 5) make row i's sum D (1/C - c_i / B), c_i the
     count of class i. B = 8 with counts 3, 2, 1, 1, 1 is recovered exactly."""
     labels = torch.tensor([4, 4, 4, 0, 0, 9, 2, 7])
-    model, params = _zero_linear()
+    model, params = _zero_linear(5, 10)
     g = batch_gradient(model, params, torch.ones(8, 1, 1, 5, dtype=torch.float64), labels)
     counts = torch.bincount(labels, minlength=10).double()
     torch.testing.assert_close(g["1.weight"].sum(1), 5 * (1 / 10 - counts / 8))
     found = recover_labels(g, num_classes=10, batch_size=8)
     assert found.tolist() == sorted(labels.tolist())
+
+
+def test_recover_labels_finds_a_present_class_with_a_positive_sum():
+    """Closed form where LLG's step 2 decides: softmax (0.21, 0.35, 0.44) for every image
+    (zero weights, log-probabilities as bias), h_b = 1, labels 0, 2, 2, 2, 2. Row sums
+    s_i = p_i - c_i / 5 = (0.01, 0.35, -0.36): class 0 is present but its sum is
+    positive. Step 1 takes class 2 once, m = (4/3)(-0.36)/5 = -0.096; step 2 lifts s_2
+    to -0.264; step 3 takes class 2 three more times (-0.168, -0.072, 0.024), then class
+    0 (0.01 < 0.024 < 0.35). Without step 2 class 2 is taken five times."""
+    probs = torch.tensor([0.21, 0.35, 0.44], dtype=torch.float64)
+    model, params = _zero_linear(1, 3, bias=probs.log())
+    labels = torch.tensor([0, 2, 2, 2, 2])
+    g = batch_gradient(model, params, torch.ones(5, 1, 1, 1, dtype=torch.float64), labels)
+    torch.testing.assert_close(
+        g["1.weight"].sum(1), torch.tensor([0.01, 0.35, -0.36], dtype=torch.float64)
+    )
+    assert recover_labels(g, num_classes=3, batch_size=5).tolist() == [0, 2, 2, 2, 2]
 
 
 def test_recover_labels_of_one_image_is_idlg(model, weights, digits):
@@ -223,7 +251,7 @@ def test_recover_labels_is_wrong_when_the_last_layers_inputs_are_negative():
     """Documented failure: with h < 0 (tanh, not ReLU or sigmoid) an absent class's row
     sum is negative and the true class's positive, so the most negative sum names a
     wrong class (uniform softmax, h = -1: every absent class has sum -D/C < 0)."""
-    model, params = _zero_linear()
+    model, params = _zero_linear(5, 10)
     g = batch_gradient(
         model, params, -torch.ones(1, 1, 1, 5, dtype=torch.float64), torch.tensor([3])
     )
