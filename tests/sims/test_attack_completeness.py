@@ -35,6 +35,7 @@ from sims.fl.client import client_update
 from sims.models import conv_net
 from sims.pruning.mask import Mask, random_mask
 from sims.sweep.job import AttackJob, job_key
+from sims.sweep.runner import run_job
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 SHAPE_B1 = (1, 1, 8, 8)
@@ -465,3 +466,22 @@ def test_dummy_masking_matches_what_it_says(model, weights, digits, loss, mask_d
     )
     assert result.loss == pytest.approx(expected, rel=1e-5)
     assert abs(expected - other) > 1e-3 * expected
+
+
+def test_a_sweep_job_recovers_its_batch_labels():
+    """label_mode='recover' in a sweep job: SGI on the uploads of a batch of 3 at p = 0.5
+    (the job's default model and data) reads every upload's labels off its gradient,
+    as the record's labels_correct says (sorted labels against the client's)."""
+    fields = {
+        "num_clients": 2,
+        "fed.clients_per_round": 2,
+        "targets": 2,
+        "inversion.iterations": 5,
+        "stats_samples": 8,
+        "pruning.synflow_iterations": 2,
+        "pruning.p": 0.5,
+        "fed.batch_size": 3,
+        "inversion.label_mode": "recover",
+    }
+    record = run_job(AttackJob.from_fields(fields))
+    assert record["n_uploads"] >= 2 and all(record["labels_correct_per_upload"])
