@@ -71,7 +71,7 @@ class AttackConfig:
         label_mode: ``"known"`` (labels passed in), ``"idlg"`` (recovered from the
             gradient by :func:`sims.attacks.update.idlg_label`; B = 1 only),
             ``"recover"`` (B labels with multiplicity from the last layer's gradient,
-            :func:`sims.attacks.labels.recover_labels`, LLG of Wainakh et al. 2022; any
+            :func:`sims.attacks.update.recover_labels`, LLG of Wainakh et al. 2022; any
             B, equal to ``"idlg"`` at B = 1) or ``"optimize"`` (soft labels optimised
             jointly, as DLG and PriPrune Algorithm 2 line 8).
         box: keep the images in [0, 1] during the search: Adam projects (clamps) after

@@ -220,8 +220,12 @@ class BestIterate:
 
     Gradient descent on a non-convex matching loss need not end at its best point
     (signed Adam oscillates, a learning rate too large makes the loss rise), so the
-    attack returns the best point it evaluated, as ``breaching`` does (Geiping et al.
-    2020's reference code keeps the best candidate). The optimisers are left as they
+    attack returns the best point it evaluated, as Geiping et al.'s ``breaching`` library
+    keeps its best candidate (which it ranks by the whole objective, regulariser
+    included; here the matching loss alone ranks points, as it ranks restarts, so
+    that the TV weight does not decide which reconstruction is returned). A point
+    whose loss is non-finite is never kept over a finite one, so a run that diverges
+    after a finite start returns its best finite point. The optimisers are left as they
     are: every point they evaluate passes through here, iterates and line-search trials
     alike (each is a point the attacker computed a loss for), and :meth:`record` takes
     the final point, which Adam never evaluates. The choice is a ``torch.where`` per
@@ -256,8 +260,9 @@ class BestIterate:
 
 
 def _diverged(func: str, loss: float, config) -> ValueError:
-    """The error for an attack whose every restart ended on a non-finite matching loss:
-    its reconstruction would be NaN, scored as if it were an image."""
+    """The error for an attack none of whose restarts evaluated a point with a finite
+    matching loss (:class:`BestIterate` then reports ``inf``): its reconstruction would
+    be NaN, scored as if it were an image."""
     return ValueError(
         f"{func}: every one of the {config.restarts} restarts diverged (matching loss "
         f"{loss}); lower the attack's 'lr' (AttackConfig.lr, got {config.lr:g}) or change "

@@ -5,7 +5,8 @@ Between the public entry points (:mod:`sims.attacks.inversion`) and the pure obj
 check and move the evaluation point and target, mask the target, fix the labels
 (known, or iDLG, or LLG, or none when they are optimised; deviation 4 in
 :mod:`sims.attacks.attack`), draw the ``N(0, 1)`` start (PriPrune Algorithm 2 line 5),
-and turn the optimiser's final variables into an :class:`AttackResult`.
+and turn the best variables (:class:`sims.attacks.inversion.BestIterate`) into an
+:class:`AttackResult`.
 """
 
 from __future__ import annotations
