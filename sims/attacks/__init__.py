@@ -4,7 +4,7 @@ The public API; callers import from here. The submodules, one idea each:
 
 * :mod:`~sims.attacks.config` -- what an attack is asked to do (:class:`AttackConfig`)
   and what it returns (:class:`AttackResult`);
-* :mod:`~sims.attacks.update` -- reading an update: mask, pseudo-gradient, iDLG label;
+* :mod:`~sims.attacks.update` -- reading an update: mask, pseudo-gradient, iDLG and LLG labels;
 * :mod:`~sims.attacks.priors` and :mod:`~sims.attacks.objectives` -- the image prior
   and the matching objective an inversion minimises;
 * :mod:`~sims.attacks.optimizers` -- functional Adam, torch's L-BFGS, batched
@@ -40,7 +40,7 @@ from sims.attacks.defense_aware import DefenseAwareObserver, attack_mask, defens
 from sims.attacks.identification import identify
 from sims.attacks.inversion import invert_gradient, invert_gradient_batched
 from sims.attacks.priors import total_variation
-from sims.attacks.update import idlg_label, pseudo_gradient, recover_mask
+from sims.attacks.update import idlg_label, pseudo_gradient, recover_labels, recover_mask
 
 __all__ = [
     "DIGITS_ATTACK_MODEL",
@@ -62,6 +62,7 @@ __all__ = [
     "invert_gradient",
     "invert_gradient_batched",
     "pseudo_gradient",
+    "recover_labels",
     "recover_mask",
     "sgi_attack",
     "sgi_attack_batched",

@@ -39,7 +39,17 @@ Deviations from PriPrune Algorithm 2 as published (line numbers of arXiv:2310.19
 4. Line 5 initialises integer labels ``randint(0, max(y))`` and line 8 takes gradient
    steps on them; gradient steps need soft labels, so ``label_mode="optimize"``
    optimises label logits as DLG does. ``"known"`` and ``"idlg"`` are the usual
-   stronger alternatives (:mod:`sims.attacks.problem`).
+   stronger alternatives (:mod:`sims.attacks.problem`), and ``"recover"`` reads the
+   labels of a batch off the last layer's gradient (LLG,
+   :func:`sims.attacks.update.recover_labels`).
+5. Line 7 masks only the target: it matches the whole dummy gradient ``g'`` against
+   ``m_rec ⊙ g``, so every pruned coordinate, whose target is 0, pulls ``g'`` there to
+   0 as well, a constraint the client's data does not satisfy. We mask the dummy
+   gradient too and match ``m_rec ⊙ g'`` against ``m_rec ⊙ g``
+   (``AttackConfig.mask_dummy=True``, :mod:`sims.attacks.objectives`);
+   ``mask_dummy=False`` is the line as printed. ``benchmarks/sgi_masking.py`` measures
+   the two at p = 0.5 on the digits attack model (8 digits, the inverting-gradients
+   configuration): mean PSNR 29.2 dB masked against 4.5 dB as printed.
 
 Beyond p = 0.9 SGI fails for a reason the attack cannot remove: the client's *forward*
 pass runs the pruned network ``m ⊙ w`` (eq. (1)), which keeps so few weights that it

@@ -101,6 +101,17 @@ def check_batch_shape(model: nn.Module, batch_shape, *, func: str) -> tuple[int,
     return tuple(batch_shape)
 
 
+def check_input_channels(config, batch_shape: tuple[int, ...], *, func: str) -> None:
+    """``config.input_mean`` (and ``input_std``, of its length) empty, or of length 1 or
+    ``C = batch_shape[1]``: one mean and std per channel of the images."""
+    count = len(config.input_mean)
+    if count not in (0, 1, batch_shape[1]):
+        raise ValueError(
+            f"The 'config.input_mean' parameter of {func} must have 1 or {batch_shape[1]} "
+            f"entries (the images' channels). Got {count} instead."
+        )
+
+
 def check_num_classes(model: nn.Module, num_classes, *, func: str) -> int:
     """``num_classes`` >= 2, equal to ``model.num_classes`` when the model records it (a
     one-hot of another width reaches the loss as a shape error deep in torch)."""

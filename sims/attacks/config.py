@@ -20,7 +20,7 @@ from sims.core.runtime import check_seed
 
 LOSSES = ("cosine_tv", "l2")
 OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")
-LABEL_MODES = ("known", "idlg", "optimize")
+LABEL_MODES = ("known", "idlg", "recover", "optimize")
 GRADIENT_POINTS = ("masked", "dense", "sent")
 #: Adam's (beta1, beta2), torch.optim.Adam's defaults. Its first step is lr / (1 - beta1),
 #: so Adam's lr is capped at MAX_LR * (1 - beta1) for that step to be a float32.
@@ -64,12 +64,16 @@ class AttackConfig:
             0.01 with Adam, Geiping et al. 0.1).
         tv_weight: weight of the total variation prior in ``"cosine_tv"``, >= 0.
             Ignored by ``"l2"``.
-        restarts: independent random initialisations, >= 1; the one with the lowest
-            final matching loss (TV excluded) is returned.
+        restarts: independent random initialisations, >= 1. Each restart returns the
+            point with the lowest matching loss (TV excluded) it evaluated, not its last
+            iterate (``breaching``'s best-iterate rule, Geiping et al.); the restart whose
+            best loss is lowest is returned.
         label_mode: ``"known"`` (labels passed in), ``"idlg"`` (recovered from the
-            gradient by :func:`sims.attacks.update.idlg_label`; B = 1 only) or
-            ``"optimize"`` (soft labels optimised jointly, as DLG and PriPrune
-            Algorithm 2 line 8).
+            gradient by :func:`sims.attacks.update.idlg_label`; B = 1 only),
+            ``"recover"`` (B labels with multiplicity from the last layer's gradient,
+            :func:`sims.attacks.update.recover_labels`, LLG of Wainakh et al. 2022; any
+            B, equal to ``"idlg"`` at B = 1) or ``"optimize"`` (soft labels optimised
+            jointly, as DLG and PriPrune Algorithm 2 line 8).
         box: keep the images in [0, 1] during the search: Adam projects (clamps) after
             every step (Geiping et al.'s "boxed" option); both L-BFGS, whose curvature
             pairs a projection would break, optimise ``z`` with ``x = sigmoid(z)``. The
@@ -77,6 +81,15 @@ class AttackConfig:
             public).
         signed_gradients: Adam steps on the sign of the image gradient (Geiping et al.'s
             default). Ignored by L-BFGS.
+        mask_dummy: with a mask (SGI), match ``m ⊙ g'`` against ``m ⊙ g`` (True, our
+            default) or the unmasked dummy gradient ``g'`` against ``m ⊙ g`` (False, the
+            literal PriPrune Algorithm 2 line 7; deviation 5 in
+            :mod:`sims.attacks.attack`). Ignored without a mask (GI).
+        input_mean, input_std: per-channel normalisation of the model's input, as in
+            ``breaching``: the model sees ``(x - mean) / std`` while the optimised images
+            ``x`` stay in pixel space (so ``box``, TV and the returned images are in
+            [0, 1] pixels). Both empty (default: the model sees pixels) or both of
+            length C (or 1, shared by all channels); every std > 0.
         seed: seed of the random initialisation, >= 0.
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ...; its syntax
             is checked here, the device resolved when the attack runs.
@@ -91,6 +104,9 @@ class AttackConfig:
     label_mode: str = "known"
     box: bool = False
     signed_gradients: bool = False
+    mask_dummy: bool = True
+    input_mean: tuple[float, ...] = ()
+    input_std: tuple[float, ...] = ()
     seed: int = 0
     device: str = "auto"
 
@@ -105,14 +121,39 @@ class AttackConfig:
         check_real("tv_weight", self.tv_weight, func=func, low=0)
         check_int("restarts", self.restarts, func=func, low=1)
         check_choice("label_mode", self.label_mode, func=func, choices=LABEL_MODES)
-        for name in ("box", "signed_gradients"):
+        for name in ("box", "signed_gradients", "mask_dummy"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(
                     f"The '{name}' parameter of {func} must be a bool. "
                     f"Got {getattr(self, name)!r} instead."
                 )
+        self._check_normalisation(func)
         check_seed(self.seed, func=func)
         check_device(self.device, func=func)
+
+    def _check_normalisation(self, func: str) -> None:
+        """``input_mean`` and ``input_std`` as tuples of floats (a sweep passes lists):
+        finite, std > 0, both empty or of one length."""
+        values = {}
+        for name in ("input_mean", "input_std"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple | list):
+                raise ValueError(
+                    f"The '{name}' parameter of {func} must be a tuple of floats (one per "
+                    f"channel, or empty). Got {value!r} instead."
+                )
+            low = 0 if name == "input_std" else None
+            values[name] = tuple(
+                check_real(f"{name}[{c}]", v, func=func, low=low, low_inclusive=False)
+                for c, v in enumerate(value)
+            )
+            object.__setattr__(self, name, values[name])
+        if len(values["input_mean"]) != len(values["input_std"]):
+            raise ValueError(
+                f"The 'input_std' parameter of {func} must have as many entries as "
+                f"input_mean ({len(values['input_mean'])}). Got {len(values['input_std'])} "
+                "instead."
+            )
 
     @classmethod
     def dlg(cls, **overrides) -> AttackConfig:
@@ -153,7 +194,8 @@ class AttackResult:
         images: reconstructed batch ``(B, C, H, W)``, float32 on CPU, clamped to [0, 1],
             in the attack's own (arbitrary) order.
         labels: int64 ``(B,)`` on CPU: the labels used or found.
-        loss: final matching loss of the returned restart (TV term excluded), a float.
+        loss: matching loss (TV term excluded) at the returned images: the lowest the
+            returned restart evaluated, a float.
         iterations: optimiser iterations that restart ran.
     """
 

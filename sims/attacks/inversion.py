@@ -3,7 +3,8 @@
 :func:`invert_gradient` solves one problem: starting from ``N(0, 1)`` images it
 minimises the matching objective of :mod:`sims.attacks.objectives` with an optimiser
 of :mod:`sims.attacks.optimizers`, over ``config.restarts`` starts, and returns the
-start with the lowest final matching loss. SGI and GI (:mod:`sims.attacks.attack`) both
+best point any start evaluated (:class:`BestIterate`: the lowest matching loss, not
+the last iterate). SGI and GI (:mod:`sims.attacks.attack`) both
 end here; they differ only in the mask they pass.
 
 :func:`invert_gradient_batched` runs K independent inversions (targets, masks, seeds,
@@ -49,6 +50,7 @@ from estimators.device import resolve_device
 from sims.attacks.checks import (
     check_batch_shape,
     check_config,
+    check_input_channels,
     check_local_steps,
     check_num_classes,
     check_param_dict,
@@ -102,7 +104,8 @@ def invert_gradient(
     coordinates (SGI); without, all coordinates count (GI). Images start from
     ``N(0, 1)`` (PriPrune Alg. 2 line 5; Geiping et al.) drawn with ``config.seed``; all
     ``B`` images are solved jointly, in the floating type of ``params`` (float64
-    weights: a float64 attack). Returns the restart with the lowest final matching loss.
+    weights: a float64 attack). Returns the point with the lowest matching loss that any
+    restart evaluated (:class:`BestIterate`), not a restart's last iterate.
 
     With ``local_steps > 1`` the target is the sum of the gradients along the client's
     ``local_steps`` full-batch steps with learning rate ``client_lr`` (> 0; what
@@ -149,6 +152,7 @@ def invert_checked(
     config = check_config(config, func=func)
     num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
+    check_input_channels(config, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
     problem = prepare_problem(
         params,
@@ -186,32 +190,79 @@ def _solve(
     for restart in range(config.restarts):
         variables = initial_variables(generator, batch_shape, num_classes, config)
         variables = [v.to(problem.onehot.device, problem.onehot.dtype)[None] for v in variables]
+        tracked = BestIterate(step_fn)
         if config.optimizer == "lbfgs":
             variables = [v.requires_grad_(True) for v in variables]
-            iterations = torch_lbfgs(step_fn, variables, config)
+            iterations = torch_lbfgs(tracked, variables, config)
             variables = [v.detach() for v in variables]
         elif config.optimizer == "lbfgs_backtracking":
-            variables, done = lbfgs_backtracking(step_fn, variables, config)
+            variables, done = lbfgs_backtracking(tracked, variables, config)
             iterations = int(done[0])
         else:
-            variables = adam(step_fn, variables, config)
+            variables = adam(tracked, variables, config)
             iterations = config.iterations
-        final = float(objective(variables, *args)[1][0].detach())
+        tracked.record(variables, objective(variables, *args)[1].detach())
+        loss = float(tracked.loss[0])
         logger.debug(
-            "restart %d: matching loss %.3e after %d iterations", restart, final, iterations
+            "restart %d: best matching loss %.3e in %d iterations", restart, loss, iterations
         )
-        score = final if math.isfinite(final) else math.inf
-        if best is None or score < best[0]:
-            best = (score, final, iterations, variables)
-    _, final, iterations, variables = best
-    if not math.isfinite(final):
-        raise _diverged(func, final, config)
-    return attack_result(variables[0][0], variables[-1][0], problem, final, iterations, config)
+        if best is None or loss < best[0]:
+            best = (loss, iterations, tracked.variables)
+    loss, iterations, variables = best
+    if not math.isfinite(loss):
+        raise _diverged(func, loss, config)
+    return attack_result(variables[0][0], variables[-1][0], problem, loss, iterations, config)
+
+
+class BestIterate:
+    """An optimiser's ``step_fn`` that also keeps, per row, the evaluated point with the
+    lowest matching loss (TV excluded; a non-finite loss counts as ``inf``).
+
+    Gradient descent on a non-convex matching loss need not end at its best point
+    (signed Adam oscillates, a learning rate too large makes the loss rise), so the
+    attack returns the best point it evaluated, as Geiping et al.'s ``breaching`` library
+    keeps its best candidate (which it ranks by the whole objective, regulariser
+    included; here the matching loss alone ranks points, as it ranks restarts, so
+    that the TV weight does not decide which reconstruction is returned). A point
+    whose loss is non-finite is never kept over a finite one, so a run that diverges
+    after a finite start returns its best finite point. The optimisers are left as they
+    are: every point they evaluate passes through here, iterates and line-search trials
+    alike (each is a point the attacker computed a loss for), and :meth:`record` takes
+    the final point, which Adam never evaluates. The choice is a ``torch.where`` per
+    row on the device, with no host synchronisation. ``variables`` and ``loss`` are
+    ``None`` before the first evaluation, then the best points and their losses ``(N,)``.
+    """
+
+    def __init__(self, step_fn) -> None:
+        self._step_fn = step_fn
+        self.variables: list[torch.Tensor] | None = None
+        self.loss: torch.Tensor | None = None
+
+    def __call__(self, variables):
+        grads, (value, matching) = self._step_fn(variables)
+        self.record(variables, matching)
+        return grads, (value, matching)
+
+    def record(self, variables: list[torch.Tensor], matching: torch.Tensor) -> None:
+        """Keep the rows of ``variables`` whose ``matching`` loss beats the best so far
+        (strictly: a tie keeps the earlier point)."""
+        score = torch.where(torch.isfinite(matching), matching.detach(), math.inf)
+        if self.loss is None:
+            self.variables = [v.detach().clone() for v in variables]
+            self.loss = score
+            return
+        better = score < self.loss
+        self.variables = [
+            torch.where(better.reshape(-1, *[1] * (v.dim() - 1)), v.detach(), b)
+            for v, b in zip(variables, self.variables, strict=True)
+        ]
+        self.loss = torch.where(better, score, self.loss)
 
 
 def _diverged(func: str, loss: float, config) -> ValueError:
-    """The error for an attack whose every restart ended on a non-finite matching loss:
-    its reconstruction would be NaN, scored as if it were an image."""
+    """The error for an attack none of whose restarts evaluated a point with a finite
+    matching loss (:class:`BestIterate` then reports ``inf``): its reconstruction would
+    be NaN, scored as if it were an image."""
     return ValueError(
         f"{func}: every one of the {config.restarts} restarts diverged (matching loss "
         f"{loss}); lower the attack's 'lr' (AttackConfig.lr, got {config.lr:g}) or change "
@@ -358,6 +409,7 @@ def invert_checked_batched(
     count = len(target_grads)
     num_classes = check_num_classes(model, num_classes, func=func)
     batch_shape = check_batch_shape(model, batch_shape, func=func)
+    check_input_channels(config, batch_shape, func=func)
     local_steps, client_lr = check_local_steps(local_steps, client_lr, func=func)
     if chunk is not None:
         chunk = check_int("chunk", chunk, func=func, low=1)
@@ -440,21 +492,22 @@ def _solve_stacked(
     def step_fn(v):
         return gradient_and_value(v, *args)
 
+    tracked = BestIterate(step_fn)
     if config.optimizer == "adam":
-        variables = adam(step_fn, variables, config)
+        variables = adam(tracked, variables, config)
         done = torch.full((count * restarts,), config.iterations)
     else:
-        variables, done = lbfgs_backtracking(step_fn, variables, config)
-    final = objective(variables, *args)[1].detach().reshape(count, restarts)
-    variables = [v.reshape(count, restarts, *v.shape[1:]) for v in variables]
+        variables, done = lbfgs_backtracking(tracked, variables, config)
+    tracked.record(variables, objective(variables, *args)[1].detach())
+    best_loss = tracked.loss.reshape(count, restarts)
+    variables = [v.reshape(count, restarts, *v.shape[1:]) for v in tracked.variables]
     done = done.reshape(count, restarts).cpu()
-    scores = torch.where(torch.isfinite(final), final, torch.full_like(final, math.inf))
-    best = scores.argmin(dim=1)
-    final, best = final.cpu(), best.cpu()
+    best = best_loss.argmin(dim=1)
+    best_loss, best = best_loss.cpu(), best.cpu()
     results = []
     for k, problem in enumerate(problems):
         r = int(best[k])
-        loss = float(final[k, r])
+        loss = float(best_loss[k, r])
         if not math.isfinite(loss):
             raise _diverged(f"{func} (attack {first + k})", loss, config)
         results.append(

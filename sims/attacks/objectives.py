@@ -65,6 +65,28 @@ def image_map(config: AttackConfig):
     return torch.sigmoid if config.box and config.optimizer != "adam" else (lambda z: z)
 
 
+def input_map(config: AttackConfig):
+    """Images in pixel space to the model's inputs: ``(x - mean) / std`` per channel with
+    ``config.input_mean`` and ``config.input_std`` (as ``breaching``'s data config and
+    torchvision's ``Normalize``), else the identity. The two ``(C, 1, 1)`` tensors are made
+    once per device and dtype, not per evaluation."""
+    if not config.input_mean:
+        return lambda x: x
+    made = {}
+
+    def normalise(x: torch.Tensor) -> torch.Tensor:
+        key = (x.device, x.dtype)
+        if key not in made:
+            made[key] = tuple(
+                torch.tensor(values, dtype=x.dtype).reshape(-1, 1, 1).to(x.device)
+                for values in (config.input_mean, config.input_std)
+            )
+        mean, std = made[key]
+        return (x - mean) / std
+
+    return normalise
+
+
 def flatten(tensors) -> torch.Tensor:
     """The tensors of a dict (or list), in order, as one vector."""
     values = tensors.values() if isinstance(tensors, dict) else tensors
@@ -376,6 +398,13 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
     not prunable; None for GI: nothing masked). ``matching`` is the loss without the
     prior, by which restarts are ranked.
 
+    ``keep`` restricts the dummy gradient as well as the target (``m ⊙ g'`` against
+    ``m ⊙ g``) unless ``config.mask_dummy`` is False: then the whole dummy gradient is
+    matched against the masked target, the literal PriPrune Algorithm 2 line 7
+    (deviation 5 in :mod:`sims.attacks.attack`); the replayed local steps still prune
+    the weights with ``keep``. The model sees ``(x - mean) / std`` of the pixel images
+    when ``config.input_mean`` is set (:func:`input_map`); the prior sees the pixels.
+
     The dummy update replays the client's ``local_steps`` full-batch steps of eq. (1) on
     the dummy batch: ``keep ⊙ sum_s g(a_s)`` with ``a_0 = point`` and ``a_{s+1} = keep ⊙
     (a_s - client_lr * g(a_s))``, which is ``keep ⊙ (w - w_hat) / client_lr`` for the
@@ -385,20 +414,23 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
     matching.
     """
     to_image = image_map(config)
+    to_input = input_map(config)
     optimize_labels = config.label_mode == "optimize"
     factored = factored_matching(config, local_steps)
 
     def objective(variables, point, target, target_energy, keep, onehot):
         images = to_image(variables[0])
+        inputs = to_input(images)
         probs = torch.softmax(variables[1], dim=-1) if optimize_labels else onehot
         rows = images.shape[0]
+        matched = keep if config.mask_dummy else None
         if factored:
-            grads = dummy_gradient(point, images, probs, 0, factored=True)
-            dot, dummy_energy = _cosine_terms(grads, target, keep, rows)
+            grads = dummy_gradient(point, inputs, probs, 0, factored=True)
+            dot, dummy_energy = _cosine_terms(grads, target, matched, rows)
         else:
             at, total = point, None
             for step in range(local_steps):
-                g = dummy_gradient(at, images, probs, step)
+                g = dummy_gradient(at, inputs, probs, step)
                 total = g if total is None else {n: total[n] + g[n] for n in g}
                 if step + 1 < local_steps:
                     at = {n: at[n] - client_lr * g[n] for n in g}
@@ -412,7 +444,7 @@ def attack_objective(dummy_gradient, config: AttackConfig, *, local_steps: int, 
             pieces = _pieces([t.reshape(rows, -1) for t in total.values()])
             widths = [piece.shape[1] for piece in pieces]
             targets = target.split(widths, dim=1)
-            keeps = [None] * len(pieces) if keep is None else keep.split(widths, dim=1)
+            keeps = [None] * len(pieces) if matched is None else matched.split(widths, dim=1)
             if config.loss == "l2":
                 residuals = [
                     (p if k is None else p * k) - t

@@ -3,9 +3,10 @@
 Between the public entry points (:mod:`sims.attacks.inversion`) and the pure objective
 (:mod:`sims.attacks.objectives`) sit the steps every run shares, single or batched:
 check and move the evaluation point and target, mask the target, fix the labels
-(known, or iDLG, or none when they are optimised; deviation 4 in
+(known, or iDLG, or LLG, or none when they are optimised; deviation 4 in
 :mod:`sims.attacks.attack`), draw the ``N(0, 1)`` start (PriPrune Algorithm 2 line 5),
-and turn the optimiser's final variables into an :class:`AttackResult`.
+and turn the best variables (:class:`sims.attacks.inversion.BestIterate`) into an
+:class:`AttackResult`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch import nn
 from sims.attacks.checks import check_same_layout
 from sims.attacks.config import AttackConfig, AttackResult
 from sims.attacks.objectives import flatten, image_map
-from sims.attacks.update import idlg_label
+from sims.attacks.update import idlg_label, recover_labels
 from sims.pruning.mask import Mask, prunable_names
 
 
@@ -49,6 +50,8 @@ def _fixed_labels(
                 f"{batch} instead."
             )
         return idlg_label(target, num_classes=num_classes, mask=mask)
+    if mode == "recover":
+        return recover_labels(target, num_classes=num_classes, batch_size=batch, mask=mask)
     if (
         not isinstance(labels, torch.Tensor)
         or labels.dtype not in (torch.int64, torch.int32)

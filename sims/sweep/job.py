@@ -465,12 +465,16 @@ def job_key(job: AttackJob) -> str:
     return f"attack-job/{job.fingerprint()}"
 
 
-# The fields added with the defenses and after, left out of a fingerprint at their defaults.
+# The fields added with the defenses and after (the inversion's dummy masking and input
+# normalisation among them), left out of a fingerprint at their defaults.
 _ADDED_LATER = (
     "partition",
     "attacker",
     *(f"defense.{f.name}" for f in fields(DefenseSpec)),
     "attack_every",
     "eval_every",
+    "inversion.mask_dummy",
+    "inversion.input_mean",
+    "inversion.input_std",
 )
 _DEFAULT_FIELDS = AttackJob().as_fields()

@@ -18,7 +18,8 @@ One job (:func:`run_job`) is one FL run and the attacks on it:
    its defenses (``attacker="unaware"``), or by the defense-aware SGI
    (:mod:`sims.attacks.defense_aware`), all of them in one batched computation (in chunks
    of ``attack_chunk``), with the labels the client used (``label_mode="known"``), iDLG
-   labels or jointly optimised ones;
+   or LLG labels read off the update (``"idlg"``, ``"recover"``) or jointly optimised
+   ones;
 4. each reconstruction is scored against the client's batch (NMI beside its chance
    level, PSNR; :func:`estimators.image.score_reconstruction`);
 5. the leakage of each target in bits, about the secret "the client's batch", a

@@ -17,6 +17,7 @@ from sims.attacks import (
     AttackConfig,
     DefenseAwareObserver,
     pseudo_gradient,
+    recover_labels,
     sgi_attack,
 )
 from sims.core.runtime import generator
@@ -292,6 +293,26 @@ CASES: list[ApiCase | CliCase] = [
         "sims-attack-lr-overflows",
         lambda tmp: AttackConfig(lr=1e39),
         ["lr", "AttackConfig", "1e+39"],
+    ),
+    ApiCase(
+        "sims-attack-input-std-zero",
+        lambda tmp: AttackConfig(input_mean=(0.5,), input_std=(0.0,)),
+        ["input_std[0]", "AttackConfig", "(0, ", "0.0"],
+    ),
+    ApiCase(
+        "sims-attack-input-mean-without-std",
+        lambda tmp: AttackConfig(input_mean=(0.5, 0.5)),
+        ["input_std", "AttackConfig", "input_mean (2)", "Got 0"],
+    ),
+    ApiCase(
+        "sims-attack-mask-dummy-not-bool",
+        lambda tmp: AttackConfig(mask_dummy="no"),
+        ["mask_dummy", "AttackConfig", "'no'"],
+    ),
+    ApiCase(
+        "sims-recover-labels-batch-size-zero",
+        lambda tmp: recover_labels({"w": torch.ones(10, 3)}, num_classes=10, batch_size=0),
+        ["batch_size", "recover_labels", "0"],
     ),
     # --- AttackJob and sweep files
     ApiCase(
