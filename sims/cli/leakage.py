@@ -55,6 +55,11 @@ def register(subparsers) -> None:
         "--dataset", choices=DATASETS, default=defaults.dataset, help="candidate images"
     )
     parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of the data set's files (mnist, fashion_mnist, cifar10 only)",
+    )
+    parser.add_argument(
         "--p",
         dest="rates",
         type=finite_float,
@@ -82,9 +87,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--candidates",
         type=positive_int,
-        default=defaults.candidates,
         metavar="M",
-        help="candidate images, at least 2 (1797: all digits)",
+        help="candidate images, at least 2 (default: the whole data set, 1797 digits)",
     )
     parser.add_argument(
         "--samples",
@@ -149,6 +153,7 @@ def config_from_args(args) -> LeakageConfig:
     """The study's configuration from the parsed command line."""
     return LeakageConfig(
         dataset=args.dataset,
+        data_dir=args.data_dir,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),
         batch_size=args.batch_size,
