@@ -15,7 +15,7 @@ either the whole file or none.
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -26,9 +26,9 @@ RECONSTRUCTIONS_DIR = "reconstructions"
 
 def reconstruction_path(directory: str | os.PathLike, key: str) -> Path:
     """``directory / (key + ".npz")`` for a store key; ValueError for a key that is
-    empty, absolute or climbs out of ``directory`` (``..``)."""
-    parts = PurePosixPath(key).parts if isinstance(key, str) else ()
-    if not parts or parts[0] == "/" or any(part in ("", ".", "..") for part in parts):
+    empty, absolute, has an empty or "." part or climbs out of ``directory`` (``..``)."""
+    parts = key.split("/") if isinstance(key, str) else [""]
+    if any(part in ("", ".", "..") for part in parts):
         raise ValueError(
             "The 'key' parameter of reconstruction_path must be a relative store key "
             f"without '.' or '..' parts. Got {key!r} instead."

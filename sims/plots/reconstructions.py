@@ -14,6 +14,7 @@ import numpy as np
 
 from bounds.validation import check_int
 from estimators.image import psnr
+from sims.core.reconstructions import load_reconstructions
 
 #: Width and height of one tile, in inches.
 TILE_INCHES = 0.9
@@ -104,3 +105,24 @@ def shared_original_rows(
         if images.shape == originals.shape and np.array_equal(images, originals)
     }
     return originals, rows
+
+
+def job_reconstruction_rows(
+    jobs: list, directory
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The grid of a sweep panel's ``jobs`` (:class:`sims.sweep.job.AttackJob`, in
+    order) from the files :func:`sims.sweep.runner.run_job` kept in ``directory``: the
+    first kept job's attacked images and the reconstructions of every job that attacked
+    the same ones (:func:`shared_original_rows`), each labelled by the fields in which
+    the panel's jobs differ (``"scheme=snip, p=0.9"``); None when no job kept its files."""
+    from sims.sweep.job import job_key
+
+    fields = [job.as_fields() for job in jobs]
+    varying = [k for k in fields[0] if k != "data_dir" and len({repr(f[k]) for f in fields}) > 1]
+    entries = []
+    for job, values in zip(jobs, fields, strict=True):
+        found = load_reconstructions(directory, job_key(job))
+        if found is not None:
+            label = ", ".join(f"{k.rpartition('.')[2]}={values[k]}" for k in varying)
+            entries.append((label or "job", *found))
+    return shared_original_rows(entries)

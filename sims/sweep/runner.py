@@ -65,6 +65,7 @@ from estimators.image import score_reconstruction
 from sims.attacks import identify
 from sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from sims.core.gradstats import gradient_statistics
+from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_train_test
@@ -225,9 +226,13 @@ def _leakage_fields(job: AttackJob, model, uploads: list[dict], results, train, 
     }
 
 
-def run_job(job: AttackJob) -> dict:
+def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
     """Run one job (module docstring, steps 1-6) on its device and return its record
     (without key).
+
+    With ``reconstructions_dir`` the attacked images and their reconstructions (matched
+    as scored) of every attacked upload, one upload after the other, are kept there under
+    the job's key (:func:`_keep_reconstructions`), not in the record.
 
     Record fields: ``job`` (:meth:`AttackJob.as_fields`), ``d`` (model parameters),
     ``n_uploads``, per upload ``rounds``, ``clients``, ``nmi_per_upload``,
@@ -300,9 +305,11 @@ def run_job(job: AttackJob) -> dict:
     }
     results = _attack_uploads(job, model, uploads, train.num_classes, device) if uploads else []
     per_upload = {"nmi": [], "psnr": [], "nmi_chance": [], "labels_correct": []}
+    kept = []
     for upload, result in zip(uploads, results, strict=True):
         images, labels = (t.cpu() for t in upload["batch"])
         scores = score_reconstruction(images, result.images, levels=job.nmi_levels, seed=job.seed)
+        kept.append((images, result.images[scores["assignment"]]))
         for metric in ("nmi", "psnr", "nmi_chance"):
             per_upload[metric].append(float(np.mean(scores[metric])))
         found = result.labels.sort().values
@@ -322,6 +329,8 @@ def run_job(job: AttackJob) -> dict:
         ]
         record[f"{metric}_last"] = _mean_or_none(last)
     record["nmi_chance"] = _mean_or_none(per_upload["nmi_chance"])
+    if reconstructions_dir is not None and kept:
+        _keep_reconstructions(reconstructions_dir, job, kept)
     record.update(_leakage_fields(job, model, uploads, results, train, clients))
     if uploads:
         target = uploads[0]["client"]
@@ -342,18 +351,28 @@ def run_job(job: AttackJob) -> dict:
     return record
 
 
+def _keep_reconstructions(directory, job: AttackJob, kept: list[tuple]) -> None:
+    """The (batch, matched reconstructions) pairs of the attacked uploads, concatenated in
+    upload order, as :func:`sims.core.reconstructions.save_reconstructions` under
+    :func:`sims.sweep.job.job_key`."""
+    originals = torch.cat([images for images, _ in kept])
+    reconstructions = torch.cat([images for _, images in kept])
+    save_reconstructions(directory, job_key(job), originals, reconstructions)
+
+
 def run_sweep(
     config: SweepConfig,
     store: ResultStore,
     *,
     progress: bool | None = None,
     max_jobs: int | None = None,
+    reconstructions_dir=None,
 ) -> list[dict]:
     """Run the jobs of ``config`` not yet in ``store`` (one appended record each).
 
     ``max_jobs`` stops after that many new jobs (None: all); ``progress=None`` shows a
-    bar only on a terminal. Returns the records of ``config``'s jobs that the store
-    holds, in job order.
+    bar only on a terminal; ``reconstructions_dir`` is handed to :func:`run_job`. Returns
+    the records of ``config``'s jobs that the store holds, in job order.
     """
     _check_sweep(config, store, "run_sweep")
     if max_jobs is not None:
@@ -368,7 +387,7 @@ def run_sweep(
         if key in store:
             logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
             continue
-        record = run_job(job)
+        record = run_job(job, reconstructions_dir=reconstructions_dir)
         store.append({"key": key, "sweep": config.name, **record})
         logger.info(
             "%s: %s p=%g done in %.1f s",
