@@ -131,10 +131,15 @@ def test_command_options_reach_the_config():
     assert args.rates == [0.1, 0.5] and args.noise == [0.0, 0.2] and args.candidates == 9
     assert args.json and str(args.out) == "pruneleak-out/leakage"
     defaults = build_parser().parse_args(["leakage"])
-    assert (defaults.candidates, defaults.batch_size, defaults.json) == (1797, 1, False)
+    assert (defaults.candidates, defaults.batch_size, defaults.json) == (None, 1, False)
+    # no --candidates: the whole data set (1,797 digits, 200 faces)
+    assert config_from_args(defaults).candidates == 1797
+    faces = build_parser().parse_args(["leakage", "--dataset", "faces"])
+    assert config_from_args(faces).candidates == 200
     # the command's default sample count follows M (a fixed 256 rejected M < 256)
     assert config_from_args(args).stats_samples == 9
     assert config_from_args(defaults).stats_samples == 256
+    assert config_from_args(faces).stats_samples == 200
 
 
 def test_default_stats_samples_fit_a_small_candidate_set():
