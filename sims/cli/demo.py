@@ -122,7 +122,9 @@ def register(subparsers) -> None:
         "mnist, fashion_mnist, cifar10 need --data-dir)" + _defaults("dataset"),
     )
     parser.add_argument(
-        "--data-dir", metavar="DIR", help="folder of the data set's files (file-based ones)"
+        "--data-dir",
+        metavar="DIR",
+        help="folder of the data set's files (default: none, which only the file-based ones need)",
     )
     parser.add_argument(
         "--rates",

@@ -57,7 +57,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
-        help="folder of the data set's files (mnist, fashion_mnist, cifar10 only)",
+        help="folder of the data set's files (default: none, which only mnist, fashion_mnist and "
+        "cifar10 need)",
     )
     parser.add_argument(
         "--p",

@@ -98,9 +98,9 @@ LEAKAGE_FIELDS = (
     "estimate_draws",
     "estimate_steps",
 )
-#: ``pruneleak demo --quick``: the defaults cut to under a minute on two CPU cores for the
-#: 25x25 faces (about 40 s, measured): 3 attack rates and 6 targets, 64 statistics samples,
-#: the leakage part at the same 3 rates on 64 candidates with 256 Monte Carlo draws and 4
+#: ``pruneleak demo --quick``: the defaults cut to about a minute on two CPU cores for the
+#: 25x25 faces (61 s measured): 3 attack rates and 6 targets, 64 statistics samples, the
+#: leakage part at the same 3 rates on 64 candidates with 256 Monte Carlo draws and 4
 #: attacked targets (20 iterations), no estimator part. The attacks get 200 L-BFGS
 #: iterations, more than the default 100: on the faces SGI's PSNR at p = 0 is about 16 dB
 #: after 50 iterations and about 26 dB after 200 (a checkerboard left by the 3x3
@@ -130,7 +130,7 @@ class DemoConfig:
         pruning_rates: distinct base pruning rates p, each in [0, 1].
         attacks: subset of ``("sgi", "gi")``, each once.
         num_images: target batches per (attack, p), each attacked as its own client
-            batch; the targets and the ``stats_samples`` images are distinct digits, so
+            batch; the targets and the ``stats_samples`` images are distinct images, so
             ``num_images * batch_size + stats_samples`` is at most the data set's size
             (1,797 digits, 200 faces, 755 patches).
         batch_size: client batch size B (images inverted jointly).
