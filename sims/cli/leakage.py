@@ -41,7 +41,8 @@ def register(subparsers) -> None:
         help="exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
         description=(
             "For each pruning rate p and Gaussian noise s on the kept coordinates of one "
-            "FedSGD update of the demo's digits model, compute the exact leakage I(X; Y) "
+            "FedSGD update of the demo's model (on the digits by default), compute the "
+            "exact leakage I(X; Y) "
             "of a target batch drawn uniformly from M candidates (B of them), the ceiling, "
             "the Gaussian-channel bound, the DP bound on identification success, "
             "PriPrune's Theorem 1 (published, corrected) with its status and against the "
