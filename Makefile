@@ -32,10 +32,13 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
-# The demo figure, the verification report and every notebook's figures, into the
-# committed folder (the demo's demo.jsonl there is ignored by git and lets a rerun resume).
+# The demo figures, the quick demo on the faces (the README's face reconstructions, about
+# a minute), the verification report and every notebook's figures, into the committed
+# folder (the demos' demo.jsonl and reconstructions/ there are ignored by git and let a
+# rerun resume).
 figures: $(STAMP)
 	$(VENV)/bin/pruneleak demo --out $(FIGURES)
+	$(VENV)/bin/pruneleak demo --dataset faces --quick --out $(FIGURES)/faces
 	$(VENV)/bin/pruneleak verify --out $(FIGURES)
 	$(VENV)/bin/pruneleak figures --notebooks notebooks --out $(FIGURES)
 

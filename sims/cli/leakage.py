@@ -41,7 +41,8 @@ def register(subparsers) -> None:
         help="exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
         description=(
             "For each pruning rate p and Gaussian noise s on the kept coordinates of one "
-            "FedSGD update of the demo's digits model, compute the exact leakage I(X; Y) "
+            "FedSGD update of the demo's model (on the digits by default), compute the "
+            "exact leakage I(X; Y) "
             "of a target batch drawn uniformly from M candidates (B of them), the ceiling, "
             "the Gaussian-channel bound, the DP bound on identification success, "
             "PriPrune's Theorem 1 (published, corrected) with its status and against the "
@@ -53,6 +54,12 @@ def register(subparsers) -> None:
     add_out_argument(parser, "leakage")
     parser.add_argument(
         "--dataset", choices=DATASETS, default=defaults.dataset, help="candidate images"
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of the data set's files (default: none, which only mnist, fashion_mnist and "
+        "cifar10 need)",
     )
     parser.add_argument(
         "--p",
@@ -82,9 +89,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--candidates",
         type=positive_int,
-        default=defaults.candidates,
         metavar="M",
-        help="candidate images, at least 2 (1797: all digits)",
+        help="candidate images, at least 2 (default: the whole data set, 1797 digits)",
     )
     parser.add_argument(
         "--samples",
@@ -149,6 +155,7 @@ def config_from_args(args) -> LeakageConfig:
     """The study's configuration from the parsed command line."""
     return LeakageConfig(
         dataset=args.dataset,
+        data_dir=args.data_dir,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),
         batch_size=args.batch_size,

@@ -9,10 +9,12 @@ from sims import cli
 from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import nonnegative_int
 from sims.core.outputs import output_dir
+from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
 from sims.experiments.consistency import consistency_rows, format_table
 from sims.plots.defense import defense_figures, format_table2, is_defense_sweep, table2_rows
 from sims.plots.figures import save_figure
+from sims.plots.reconstructions import job_reconstruction_rows, plot_reconstruction_grid
 from sims.plots.sweep import plot_consistency, plot_panels
 from sims.sweep import load_config, packaged_configs, run_sweep
 from sims.sweep.runner import EXECUTORS
@@ -73,7 +75,13 @@ def register(subparsers) -> None:
         help="with --executor ray: the Ray cluster, 'auto' (started by `ray start` on this "
         "machine) or ray://HOST:10001 (default: start a local Ray for this sweep)",
     )
-    parser.add_argument("--figures", action="store_true", help="write the figures to OUT")
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="write the figures to OUT, with one grid of originals against reconstructions "
+        "per panel (<name>_reconstructions_<panel>) from the images kept under "
+        f"OUT/{RECONSTRUCTIONS_DIR}",
+    )
     parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
     parser.set_defaults(func=run)
 
@@ -106,12 +114,14 @@ def run(args) -> int:
     overrides = {"device": args.device, "data_dir": args.data_dir}
     config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
     results = args.results or output_dir(args.out) / f"{config.name}.jsonl"
+    reconstructions = output_dir(args.out) / RECONSTRUCTIONS_DIR
     records = run_sweep(
         config,
         ResultStore(results),
         max_jobs=args.max_jobs,
         executor=args.executor,
         address=args.address,
+        reconstructions_dir=reconstructions,
     )
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
     panels = [p for p in STUDY_PANELS if p in config.panels()]
@@ -122,6 +132,15 @@ def run(args) -> int:
         if args.figures:
             for name, draw in _figures(config, records, panels, rows):
                 paths = save_figure(draw(), name, directory=args.out)
+                print("Figure: " + ", ".join(str(p) for p in paths))
+    if args.figures:
+        for panel, jobs in config.panels().items():
+            grid = job_reconstruction_rows(jobs, reconstructions)
+            if grid is not None:
+                title = f"{config.name}, panel {panel}: originals and reconstructions (PSNR)"
+                figure = plot_reconstruction_grid(*grid, title=title)
+                name = f"{config.name}_reconstructions_{panel}"
+                paths = save_figure(figure, name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
     if len(records) == len(config.jobs()) and is_defense_sweep(records):
         if not args.no_table:

@@ -1,4 +1,10 @@
-"""The end-to-end demo on the digits: leakage in bits with its bounds, and SGI/GI quality.
+"""The end-to-end demo: leakage in bits with its bounds, and SGI/GI quality.
+
+It runs on the embedded 8x8 digits by default, or on any data set of
+:data:`sims.experiments.leakage.DATASET_SIZES` (``dataset``: scikit-image's 25x25 faces and
+32x32 RGB photograph patches need no files; MNIST, Fashion-MNIST and CIFAR-10 are read
+from ``data_dir``), the model built for its image shape and classes
+(:func:`sims.experiments.attack_model.attack_model`).
 
 For each base pruning rate ``p`` the demo
 
@@ -9,6 +15,9 @@ For each base pruning rate ``p`` the demo
    :func:`sims.fl.client.client_update` (PriPrune eq. (1));
 3. attacks the sent weights with SGI (mask-aware, PriPrune Algorithm 2) and with GI (not
    mask-aware) and scores the reconstruction with NMI (beside its chance level) and PSNR;
+   with a ``reconstructions_dir`` the target and its reconstruction are kept there
+   (:mod:`sims.core.reconstructions`) for the figure of originals against reconstructions
+   (:func:`reconstruction_rows`);
 4. estimates ``d*`` and ``Delta`` of the per-sample gradient covariance over the kept
    coordinates (:func:`sims.core.gradstats.gradient_statistics`) and evaluates Theorem 1 as
    published and corrected (:mod:`bounds.priprune`);
@@ -25,7 +34,12 @@ Each finished job appends one record to a :class:`sims.core.store.ResultStore`; 
 fingerprint of the configuration, so a rerun of the same configuration resumes and a
 changed configuration never mixes with old records. The leakage part writes its records
 (one per (p, s), keyed by the fingerprint of its :class:`LeakageConfig`) to the same
-store, so it resumes too; its settings are not part of the attack jobs' fingerprint.
+store, so it resumes too; its settings are not part of the attack jobs' fingerprint. The
+data set is part of the fingerprint only when it is not the digits, so that stores written
+before other data sets existed keep their keys; every record names its ``dataset``.
+
+:data:`QUICK` is a CPU-minutes version of the defaults (``pruneleak demo --quick``), what
+``make figures`` runs on the faces.
 """
 
 from __future__ import annotations
@@ -47,10 +61,11 @@ from estimators.nmi import nmi_permutation_null
 from sims.attacks import AttackConfig, gi_attack, sgi_attack
 from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
+from sims.core.reconstructions import load_reconstructions, save_reconstructions
 from sims.core.runtime import check_seed, fingerprint
 from sims.core.store import ResultStore
-from sims.data.datasets import load_digits_dataset
-from sims.experiments.digits_model import digits_attack_model
+from sims.data.datasets import load_dataset
+from sims.experiments.attack_model import attack_model
 from sims.experiments.leakage import DATASET_SIZES, MAX_NOISE_STD, LeakageConfig, run_leakage
 from sims.fl.client import client_update
 from sims.pruning.mask import magnitude_mask, random_mask
@@ -60,8 +75,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_RATES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 ATTACKS = {"sgi": sgi_attack, "gi": gi_attack}
 PRUNING = ("random", "magnitude")
-#: Images of the embedded digits, the pool of targets, statistics samples and candidates.
-POOL_SIZE = DATASET_SIZES["digits"]
+#: The data sets the demo runs on: those whose size is known before they are read (the
+#: pool of targets, statistics samples and candidates is checked first).
+DATASETS = tuple(DATASET_SIZES)
+#: Per-sample gradients behind d* and Delta when the data set has room for them.
+DEFAULT_STATS_SAMPLES = 256
 #: Pruning rates of the leakage part (a subset of DEFAULT_RATES, chosen for time).
 DEFAULT_LEAKAGE_RATES = (0.0, 0.3, 0.5, 0.7, 0.9, 0.99)
 #: s = 0.1 leaves about log2 10 bits (the label) at every p on this model; 0.001 and 0.01
@@ -80,25 +98,49 @@ LEAKAGE_FIELDS = (
     "estimate_draws",
     "estimate_steps",
 )
+#: ``pruneleak demo --quick``: the defaults cut to about a minute on two CPU cores for the
+#: 25x25 faces (61 s measured): 3 attack rates and 6 targets, 64 statistics samples, the
+#: leakage part at the same 3 rates on 64 candidates with 256 Monte Carlo draws and 4
+#: attacked targets (20 iterations), no estimator part. The attacks get 200 L-BFGS
+#: iterations, more than the default 100: on the faces SGI's PSNR at p = 0 is about 16 dB
+#: after 50 iterations and about 26 dB after 200 (a checkerboard left by the 3x3
+#: convolution fades), which is what the README's face figure shows.
+QUICK = {
+    "pruning_rates": (0.0, 0.5, 0.9),
+    "num_images": 6,
+    "attack_iterations": 200,
+    "stats_samples": 64,
+    "leakage_rates": (0.0, 0.5, 0.9),
+    "candidates": 64,
+    "leakage_samples": 256,
+    "leakage_targets": 4,
+    "leakage_iterations": 20,
+    "estimate_rates": (),
+}
 
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Configuration of the bound-versus-attack demo on the embedded digits.
+    """Configuration of the bound-versus-attack demo.
 
     Attributes:
+        dataset: the images, a name of :data:`DATASETS` (default the embedded digits).
+        data_dir: folder of the data set's files (MNIST, Fashion-MNIST, CIFAR-10); not
+            part of the fingerprint.
         pruning_rates: distinct base pruning rates p, each in [0, 1].
         attacks: subset of ``("sgi", "gi")``, each once.
         num_images: target batches per (attack, p), each attacked as its own client
-            batch; the targets and the ``stats_samples`` images are distinct digits, so
-            ``num_images * batch_size + stats_samples <= 1797``.
+            batch; the targets and the ``stats_samples`` images are distinct images, so
+            ``num_images * batch_size + stats_samples`` is at most the data set's size
+            (1,797 digits, 200 faces, 755 patches).
         batch_size: client batch size B (images inverted jointly).
         client_lr: the client's learning rate r of eq. (1), > 0 (PriPrune uses 0.25).
         pruning: base pruning scheme, ``"random"`` or ``"magnitude"``.
         attack_iterations: L-BFGS iterations per attack (squared-L2 matching, DLG's
             optimiser; both attacks use the same optimiser so that only mask-awareness
             differs).
-        stats_samples: samples of per-sample gradients for ``d*`` and ``Delta``.
+        stats_samples: samples of per-sample gradients for ``d*`` and ``Delta``, >= 2; None
+            (default): 256, or the images left beside the targets when fewer.
         nmi_levels: quantisation levels of NMI on [0, 1].
         seed: seeds the model, masks, targets and attacks.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``.
@@ -108,11 +150,12 @@ class DemoConfig:
         noise_stds: distinct noise standard deviations s of the leakage part, in
             ``[0, MAX_NOISE_STD]`` (:mod:`sims.experiments.leakage`; units of the weights;
             0 is plain FedSGD).
-        candidates: M, candidate digits of the leakage part, in [2, 1797].
+        candidates: M, candidate images of the leakage part, in [2, the data set's size];
+            None (default): all of them.
         leakage_samples: Monte Carlo draws of the exact leakage per (p, s), >= 2.
         leakage_targets: targets attacked per (p, s) for the Fano bounds, >= 1.
         leakage_iterations: batched L-BFGS iterations of those attacks, >= 1.
-        estimate_candidates: M of the estimator part, in [2, 1797]: a second leakage study
+        estimate_candidates: M of the estimator part, in [2, size]: a second leakage study
             on ``estimate_rates`` and the positive ``noise_stds`` whose KSG, MINE and H-MINE
             estimates are compared with its exact value (the estimators need few
             candidates: the release has up to M - 1 informative dimensions).
@@ -121,6 +164,8 @@ class DemoConfig:
         estimate_steps: Adam steps of MINE and H-MINE, >= 1.
     """
 
+    dataset: str = "digits"
+    data_dir: str | None = None
     pruning_rates: tuple[float, ...] = DEFAULT_RATES
     attacks: tuple[str, ...] = ("sgi", "gi")
     num_images: int = 8
@@ -128,13 +173,13 @@ class DemoConfig:
     client_lr: float = 0.25
     pruning: str = "random"
     attack_iterations: int = 100
-    stats_samples: int = 256
+    stats_samples: int | None = None
     nmi_levels: int = 256
     seed: int = 0
     device: str = "auto"
     leakage_rates: tuple[float, ...] = DEFAULT_LEAKAGE_RATES
     noise_stds: tuple[float, ...] = DEFAULT_NOISE_STDS
-    candidates: int = 1797
+    candidates: int | None = None
     leakage_samples: int = 1024
     leakage_targets: int = 16
     leakage_iterations: int = 50
@@ -145,6 +190,7 @@ class DemoConfig:
 
     def __post_init__(self) -> None:
         func = "DemoConfig"
+        check_choice("dataset", self.dataset, func=func, choices=DATASETS)
         for name in ("pruning_rates", "attacks", "leakage_rates", "noise_stds", "estimate_rates"):
             object.__setattr__(self, name, check_distinct(name, getattr(self, name), func=func))
         if not self.pruning_rates:
@@ -157,6 +203,11 @@ class DemoConfig:
             check_choice("attacks", attack, func=func, choices=tuple(ATTACKS))
         check_int("num_images", self.num_images, func=func, low=1)
         check_int("batch_size", self.batch_size, func=func, low=1)
+        if self.stats_samples is None:
+            left = self.pool_size - self.num_images * self.batch_size
+            object.__setattr__(self, "stats_samples", max(2, min(DEFAULT_STATS_SAMPLES, left)))
+        if self.candidates is None:
+            object.__setattr__(self, "candidates", self.pool_size)
         check_lr("client_lr", self.client_lr, func=func)
         check_choice("pruning", self.pruning, func=func, choices=PRUNING)
         check_int("attack_iterations", self.attack_iterations, func=func, low=1)
@@ -179,36 +230,48 @@ class DemoConfig:
                 raise ValueError("The 'noise_stds' parameter of DemoConfig must not be empty.")
             for s in self.noise_stds:
                 check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
-            check_int("candidates", self.candidates, func=func, low=2, high=POOL_SIZE)
+            check_int("candidates", self.candidates, func=func, low=2, high=self.pool_size)
             check_int("leakage_samples", self.leakage_samples, func=func, low=2)
             check_int("leakage_targets", self.leakage_targets, func=func, low=1)
             check_int("leakage_iterations", self.leakage_iterations, func=func, low=1)
             for p in self.estimate_rates:
                 check_real("estimate_rates", p, func=func, low=0, high=1)
             check_int(
-                "estimate_candidates", self.estimate_candidates, func=func, low=2, high=POOL_SIZE
+                "estimate_candidates",
+                self.estimate_candidates,
+                func=func,
+                low=2,
+                high=self.pool_size,
             )
             check_int("estimate_draws", self.estimate_draws, func=func, low=16)
             check_int("estimate_steps", self.estimate_steps, func=func, low=1)
 
+    @property
+    def pool_size(self) -> int:
+        """Images of the data set: the pool of targets, statistics samples, candidates."""
+        return DATASET_SIZES[self.dataset]
+
     def _check_pool(self) -> None:
         """The targets (``num_images`` batches of ``batch_size``) and the ``stats_samples``
-        images behind ``d*`` and ``Delta`` are distinct digits of the pool."""
+        images behind ``d*`` and ``Delta`` are distinct images of the pool."""
         targets = self.num_images * self.batch_size
-        if targets + self.stats_samples > POOL_SIZE:
+        pool = self.pool_size
+        if targets + self.stats_samples > pool:
             raise ValueError(
                 f"The 'num_images' and 'batch_size' parameters of DemoConfig ask for "
                 f"num_images * batch_size = {self.num_images} * {self.batch_size} = {targets} "
                 f"target images, and 'stats_samples' for {self.stats_samples} more, but the "
-                f"digits candidate pool has {POOL_SIZE} images: num_images * batch_size + "
-                f"stats_samples must be <= {POOL_SIZE}. Got {targets + self.stats_samples} "
+                f"{self.dataset} candidate pool has {pool} images: num_images * batch_size + "
+                f"stats_samples must be <= {pool}. Got {targets + self.stats_samples} "
                 f"instead."
             )
 
     def fingerprint(self) -> str:
-        """Short hash of what changes the attack jobs' numbers (not the device, not the
-        leakage part, which :meth:`leakage_config` fingerprints)."""
-        return fingerprint(asdict(self), exclude=LEAKAGE_FIELDS)
+        """Short hash of what changes the attack jobs' numbers (not the device, not where
+        the data are read from, not the leakage part, which :meth:`leakage_config`
+        fingerprints; the data set only when it is not the digits: module docstring)."""
+        exclude = (*LEAKAGE_FIELDS, "data_dir", *(("dataset",) if self.dataset == "digits" else ()))
+        return fingerprint(asdict(self), exclude=exclude)
 
     def leakage_config(self) -> LeakageConfig | None:
         """The leakage part as a :class:`LeakageConfig` on the demo's model, masks (random,
@@ -220,6 +283,8 @@ class DemoConfig:
         if not self.leakage_rates:
             return None
         return LeakageConfig(
+            dataset=self.dataset,
+            data_dir=self.data_dir,
             rates=self.leakage_rates,
             noise_stds=self.noise_stds,
             candidates=self.candidates,
@@ -284,9 +349,9 @@ class _DemoWorld:
     def __init__(self, config: DemoConfig):
         self.config = config
         self.device = resolve_device(config.device)
-        data = load_digits_dataset()
-        self.model, self.params = digits_attack_model(
-            data.num_classes, seed=config.seed, device=self.device
+        data = load_dataset(config.dataset, config.data_dir)
+        self.model, self.params = attack_model(
+            data.image_shape, data.num_classes, seed=config.seed, device=self.device
         )
         self.num_classes = data.num_classes
         generator = torch.Generator().manual_seed(config.seed)
@@ -334,7 +399,9 @@ def _bound_record(world: _DemoWorld, p: float) -> dict:
     }
 
 
-def _attack_record(world: _DemoWorld, job: _Job) -> dict:
+def _attack_record(world: _DemoWorld, job: _Job, key: str, reconstructions_dir) -> dict:
+    """The attack job's record; its target and matched reconstruction go to
+    ``reconstructions_dir`` under ``key`` unless that is None."""
     config = world.config
     images, labels = world.batch(job.target)
     mask = world.mask(job.p).to(world.device)
@@ -365,6 +432,9 @@ def _attack_record(world: _DemoWorld, job: _Job) -> dict:
         nmi_permutation_null(x, y, levels=config.nmi_levels, seed=config.seed + job.target)
         for x, y in zip(originals, result.images[scores["assignment"]], strict=True)
     ]
+    if reconstructions_dir is not None:
+        matched = result.images[scores["assignment"]]
+        save_reconstructions(reconstructions_dir, key, originals, matched)
     return {
         "kind": "attack",
         "attack": job.attack,
@@ -381,10 +451,19 @@ def _attack_record(world: _DemoWorld, job: _Job) -> dict:
     }
 
 
-def run_demo(config: DemoConfig, store: ResultStore, *, progress: bool | None = None) -> list[dict]:
+def run_demo(
+    config: DemoConfig,
+    store: ResultStore,
+    *,
+    progress: bool | None = None,
+    reconstructions_dir=None,
+) -> list[dict]:
     """Run every job of ``config`` not yet in ``store``; return this configuration's records.
 
-    ``progress=None`` shows a bar only on a terminal.
+    ``progress=None`` shows a bar only on a terminal. With ``reconstructions_dir`` each
+    attack job keeps its target and reconstruction there, under its key
+    (:func:`sims.core.reconstructions.save_reconstructions`; :func:`reconstruction_rows`
+    reads them back).
     """
     fingerprint = config.fingerprint()
     done = store.done()
@@ -394,11 +473,43 @@ def run_demo(config: DemoConfig, store: ResultStore, *, progress: bool | None = 
         for job in tqdm(
             todo, desc="demo", unit="job", disable=None if progress is None else not progress
         ):
-            record = (
-                _bound_record(world, job.p) if job.kind == "bound" else _attack_record(world, job)
-            )
-            store.append({"key": job.key(fingerprint), "config": fingerprint, **record})
+            key = job.key(fingerprint)
+            if job.kind == "bound":
+                record = _bound_record(world, job.p)
+            else:
+                record = _attack_record(world, job, key, reconstructions_dir)
+            store.append({"key": key, "config": fingerprint, "dataset": config.dataset, **record})
     return [r for r in store.records() if r.get("config") == fingerprint]
+
+
+def reconstruction_rows(
+    config: DemoConfig, reconstructions_dir
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The attack jobs' kept images (:func:`run_demo`) for
+    :func:`sims.plots.reconstructions.plot_reconstruction_grid`: the targets in order
+    (their batches' images one after the other) and, per (attack, p) in the configuration's
+    order (label ``"SGI p=0.5"``), the reconstructions matched to them. A setting with a
+    target's file missing (its job ran without ``reconstructions_dir``) is left out; None
+    when no setting has all of them."""
+    fingerprint = config.fingerprint()
+    rows = {}
+    for p in config.pruning_rates:
+        for attack in config.attacks:
+            found = [
+                load_reconstructions(
+                    reconstructions_dir, _Job("attack", p, attack, t).key(fingerprint)
+                )
+                for t in range(config.num_images)
+            ]
+            if all(f is not None for f in found):
+                rows[f"{attack.upper()} p={p:g}"] = (
+                    np.concatenate([f[0] for f in found]),
+                    np.concatenate([f[1] for f in found]),
+                )
+    if not rows:
+        return None
+    originals = next(iter(rows.values()))[0]
+    return originals, {label: recs for label, (_, recs) in rows.items()}
 
 
 def run_demo_leakage(

@@ -1,6 +1,6 @@
 """Bounds and attacks on one axis: the exact leakage of a real pruned update, in bits.
 
-Issue 12. The secret ``X`` is the client's batch: ``B`` distinct digits drawn uniformly
+Issue 12. The secret ``X`` is the client's batch: ``B`` distinct images drawn uniformly
 from ``M`` candidates (a uniform ``B``-subset, what a shuffled loader draws; ``N =
 C(M, B)`` equally likely values, one image when ``B = 1``); the release ``Y`` is what the
 server sees of one FedSGD round, the kept coordinates of ``w_hat = m ⊙ (w - lr g(m ⊙ w))``
@@ -69,15 +69,26 @@ from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
 from sims.core.runtime import check_seed, fingerprint
 from sims.core.store import ResultStore
-from sims.data.datasets import load_digits_dataset
-from sims.experiments.digits_model import digits_attack_model
+from sims.data.datasets import load_dataset
+from sims.experiments.attack_model import attack_model
 from sims.fl.release import release_vectors
 from sims.pruning.mask import Mask, random_mask
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
-DATASETS = ("digits",)
-#: Images of each data set (:func:`sims.data.load_digits_dataset`: 1,797 digits).
-DATASET_SIZES = {"digits": 1797}
+#: Images of each data set a study may draw its candidates from (:mod:`sims.data`), known
+#: before any file is read so that a configuration is checked first: the embedded digits
+#: (1,797), scikit-image's faces (200) and photograph patches (755), and the official
+#: training splits of the file-based MNIST, Fashion-MNIST (60,000) and CIFAR-10 (50,000).
+#: FEMNIST is left out: its size depends on the LEAF sample in its folder.
+DATASET_SIZES = {
+    "digits": 1797,
+    "faces": 200,
+    "patches": 755,
+    "mnist": 60000,
+    "fashion_mnist": 60000,
+    "cifar10": 50000,
+}
+DATASETS = tuple(DATASET_SIZES)
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
 #: Largest noise standard deviation: the attacked upload is float32, and ``s * z`` stays
@@ -90,13 +101,18 @@ class LeakageConfig:
     """One leakage study: the candidate set, the model, the grid of ``p`` and ``s``.
 
     Attributes:
-        dataset: candidate images; ``"digits"`` (the 1,797 8x8 digits of the demo).
+        dataset: candidate images, a name of :data:`DATASET_SIZES` (default the 1,797
+            8x8 digits of the demo); the model is built for its image shape and classes
+            (:func:`sims.experiments.attack_model.attack_model`).
+        data_dir: folder of the data set's files for the file-based ones (MNIST,
+            Fashion-MNIST, CIFAR-10); ignored by the others. Not part of the fingerprint.
         rates: distinct base pruning rates p, each in [0, 1] (one random mask per p).
         noise_stds: distinct standard deviations s in ``[0, MAX_NOISE_STD]`` of the
             Gaussian noise added to the kept coordinates, in the units of the weights.
         batch_size: client batch size B, in [1, candidates]: the secret is a uniform
             B-subset of the candidates.
-        candidates: M, the first M digits of a seeded permutation, in [2, 1797].
+        candidates: M, the first M images of a seeded permutation of the data set, in [2,
+            its size]; None (default): all of them.
         samples: Monte Carlo draws of the exact leakage, >= 2.
         attack_targets: target batches, each a uniform B-subset of the candidates (drawn
             independently), attacked per (p, s) with SGI and GI, >= 1.
@@ -120,10 +136,11 @@ class LeakageConfig:
     """
 
     dataset: str = "digits"
+    data_dir: str | None = None
     rates: tuple[float, ...] = (0.5,)
     noise_stds: tuple[float, ...] = (0.0, 0.01, 0.1)
     batch_size: int = 1
-    candidates: int = 1797
+    candidates: int | None = None
     samples: int = 4096
     attack_targets: int = 16
     attack_iterations: int = 50
@@ -146,6 +163,8 @@ class LeakageConfig:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
             check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
+        if self.candidates is None:
+            object.__setattr__(self, "candidates", DATASET_SIZES[self.dataset])
         check_int("candidates", self.candidates, func=func, low=2, high=DATASET_SIZES[self.dataset])
         check_int("batch_size", self.batch_size, func=func, low=1, high=self.candidates)
         check_int("samples", self.samples, func=func, low=2)
@@ -175,8 +194,9 @@ class LeakageConfig:
         return (*(2**e for e in range(3, m.bit_length()) if 2**e < m), m)
 
     def fingerprint(self) -> str:
-        """Hash of the fields that change a record (not the grid, not the device)."""
-        return fingerprint(asdict(self), exclude=("rates", "noise_stds"))
+        """Hash of the fields that change a record (not the grid, not the device, not
+        where the data are read from)."""
+        return fingerprint(asdict(self), exclude=("rates", "noise_stds", "data_dir"))
 
 
 def _subsets(generator, m: int, b: int, n: int) -> torch.Tensor:
@@ -200,9 +220,9 @@ class _World:
     def __init__(self, config: LeakageConfig):
         self.config = config
         self.device = resolve_device(config.device)
-        data = load_digits_dataset()
-        self.model, self.params = digits_attack_model(
-            data.num_classes, seed=config.seed, device=self.device
+        data = load_dataset(config.dataset, config.data_dir)
+        self.model, self.params = attack_model(
+            data.image_shape, data.num_classes, seed=config.seed, device=self.device
         )
         self.num_classes = data.num_classes
         generator = torch.Generator().manual_seed(config.seed)
@@ -374,6 +394,7 @@ def _record(world: _World, p: float, s: float) -> dict:
         for kind in ("published", "corrected")
     }
     return {
+        "dataset": config.dataset,
         "p": p,
         "noise_std": s,
         "candidates": m,

@@ -55,6 +55,7 @@ finish).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -70,6 +71,7 @@ from estimators.image import score_reconstruction
 from sims.attacks import identify
 from sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from sims.core.gradstats import gradient_statistics
+from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_train_test
@@ -248,9 +250,13 @@ def _client_split(job: AttackJob, train) -> list:
     return clients
 
 
-def run_job(job: AttackJob) -> dict:
+def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
     """Run one job (module docstring, steps 1-6) on its device and return its record
     (without key).
+
+    With ``reconstructions_dir`` the attacked images and their reconstructions (matched
+    as scored) of every attacked upload, one upload after the other, are kept there under
+    the job's key (:func:`_keep_reconstructions`), not in the record.
 
     Record fields: ``job`` (:meth:`AttackJob.as_fields`), ``d`` (model parameters),
     ``n_uploads``, per upload ``rounds``, ``clients``, ``nmi_per_upload``,
@@ -323,9 +329,11 @@ def run_job(job: AttackJob) -> dict:
     }
     results = _attack_uploads(job, model, uploads, train.num_classes, device) if uploads else []
     per_upload = {"nmi": [], "psnr": [], "nmi_chance": [], "labels_correct": []}
+    kept = []
     for upload, result in zip(uploads, results, strict=True):
         images, labels = (t.cpu() for t in upload["batch"])
         scores = score_reconstruction(images, result.images, levels=job.nmi_levels, seed=job.seed)
+        kept.append((images, result.images[scores["assignment"]]))
         for metric in ("nmi", "psnr", "nmi_chance"):
             per_upload[metric].append(float(np.mean(scores[metric])))
         found = result.labels.sort().values
@@ -345,6 +353,8 @@ def run_job(job: AttackJob) -> dict:
         ]
         record[f"{metric}_last"] = _mean_or_none(last)
     record["nmi_chance"] = _mean_or_none(per_upload["nmi_chance"])
+    if reconstructions_dir is not None and kept:
+        _keep_reconstructions(reconstructions_dir, job, kept)
     record.update(_leakage_fields(job, model, uploads, results, train, clients))
     if uploads:
         target = uploads[0]["client"]
@@ -365,6 +375,15 @@ def run_job(job: AttackJob) -> dict:
     return record
 
 
+def _keep_reconstructions(directory, job: AttackJob, kept: list[tuple]) -> None:
+    """The (batch, matched reconstructions) pairs of the attacked uploads, concatenated in
+    upload order, as :func:`sims.core.reconstructions.save_reconstructions` under
+    :func:`sims.sweep.job.job_key`."""
+    originals = torch.cat([images for images, _ in kept])
+    reconstructions = torch.cat([images for _, images in kept])
+    save_reconstructions(directory, job_key(job), originals, reconstructions)
+
+
 def run_sweep(
     config: SweepConfig,
     store: ResultStore,
@@ -373,6 +392,7 @@ def run_sweep(
     max_jobs: int | None = None,
     executor: str = "local",
     address: str | None = None,
+    reconstructions_dir=None,
 ) -> list[dict]:
     """Run the jobs of ``config`` not yet in ``store`` (one appended record each).
 
@@ -380,8 +400,9 @@ def run_sweep(
     bar only on a terminal. ``executor`` is one of :data:`EXECUTORS`; with ``"ray"``,
     ``address`` names the Ray cluster to run on (``"auto"``, ``"ray://host:10001"``;
     None: this process's Ray runtime if it has one, else a new local one), see
-    :func:`sims.sweep.ray_executor.run_on_ray`. Returns the records of ``config``'s jobs
-    that the store holds, in job order.
+    :func:`sims.sweep.ray_executor.run_on_ray`. ``reconstructions_dir`` is handed to
+    :func:`run_job` (on a Ray cluster each worker writes there: a folder all machines
+    share). Returns the records of ``config``'s jobs that the store holds, in job order.
     """
     func = "run_sweep"
     check_sweep(config, store, func)
@@ -395,10 +416,11 @@ def run_sweep(
         )
     done = store.done()
     todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
+    run = functools.partial(run_job, reconstructions_dir=reconstructions_dir)
     if executor == "ray":
         from sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
 
-        run_on_ray(config, todo, store, address=address, progress=progress, run=run_job)
+        run_on_ray(config, todo, store, address=address, progress=progress, run=run)
         return sweep_records(config, store)
     bar = tqdm(
         todo, desc=config.name, unit="job", disable=None if progress is None else not progress
@@ -408,7 +430,7 @@ def run_sweep(
         if key in store:
             logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
             continue
-        append_record(store, config.name, job, run_job(job))
+        append_record(store, config.name, job, run(job))
     return sweep_records(config, store)
 
 

@@ -62,6 +62,16 @@ CASES: list[ApiCase | CliCase] = [
         ["candidates", "[2, 1797]", "Got 1"],
     ),
     CliCase(
+        "cli-demo-dataset-of-unknown-size",
+        ["demo", "--dataset", "femnist", *OUT],
+        ["--dataset", "'femnist'", "'faces'"],
+    ),
+    CliCase(
+        "cli-demo-more-faces-than-there-are",
+        ["demo", "--dataset", "faces", "--quick", "--candidates", "201", *OUT],
+        ["candidates", "[2, 200]", "Got 201"],
+    ),
+    CliCase(
         "cli-demo-estimate-draws-too-few",
         ["demo", "--estimate-draws", "8", *OUT],
         ["estimate_draws", "[16, inf)", "Got 8"],

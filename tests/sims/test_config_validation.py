@@ -17,8 +17,8 @@ import torch
 from bounds.validation import check_distinct
 from sims.core import memory
 from sims.core.per_sample import per_sample_gradients
-from sims.data.datasets import ImageDataset, load_digits_dataset
-from sims.experiments.demo import POOL_SIZE, DemoConfig
+from sims.data.datasets import ImageDataset, load_dataset, load_digits_dataset
+from sims.experiments.demo import DemoConfig
 from sims.experiments.train import TrainConfig
 from sims.fl.server import FedConfig, run_federated
 from sims.models import _conv_net, build_model, conv_net, count_parameters, logistic_regression
@@ -44,11 +44,24 @@ def test_check_distinct_finds_a_repeat_anywhere_and_counts_it():
         check_distinct("p", "ab", func="f")
 
 
-# ------------------------------------------------------------------- demo: the digits pool
+# ---------------------------------------------------------------------- demo: the data pool
 
 
-def test_the_demo_pool_is_the_digits_data_set():
-    assert len(load_digits_dataset()) == POOL_SIZE
+@pytest.mark.parametrize("name", ["digits", "faces", "patches"])
+def test_the_demo_pool_is_the_loaded_data_set(name):
+    assert DemoConfig(dataset=name, leakage_rates=()).pool_size == len(load_dataset(name))
+
+
+def test_demo_defaults_fit_the_200_faces():
+    # 8 targets leave 192 faces for the statistics (256 on the digits) and all 200 are
+    # candidates of the leakage part
+    config = DemoConfig(dataset="faces")
+    assert (config.stats_samples, config.candidates) == (192, 200)
+    assert (DemoConfig().stats_samples, DemoConfig().candidates) == (256, 1797)
+    with pytest.raises(ValueError, match=r"'candidates' .* \[2, 200\]. Got 201"):
+        DemoConfig(dataset="faces", candidates=201)
+    with pytest.raises(ValueError, match="faces candidate pool has 200 images"):
+        DemoConfig(dataset="faces", num_images=10, stats_samples=191)
 
 
 def test_demo_targets_and_statistics_may_fill_the_pool_exactly():

@@ -32,7 +32,7 @@ TINY_LEAKAGE = [
     "--leakage-targets", "2", "--leakage-iterations", "1", "--estimate-candidates", "4",
     "--estimate-rates", "0.5", "--estimate-draws", "32", "--estimate-steps", "2",
 ]  # fmt: skip
-FIGURES = ("demo_leakage_bits", "demo_bound_vs_nmi")
+FIGURES = ("demo_leakage_bits", "demo_bound_vs_nmi", "demo_reconstructions")
 
 TINY = {
     "pruning_rates": (0.0, 0.9),
@@ -131,13 +131,14 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
     monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))  # the others are not needed
     argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
     assert sims.cli.main([*argv, *TINY_LEAKAGE, *options]) == 0
+    results = tmp_path / out / "demo.jsonl"
+    records = list(ResultStore(results).records())
     names = ("demo.jsonl", *(f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")))
-    assert files_under(tmp_path) == {f"{out}/{name}" for name in names}
+    kept = (f"reconstructions/{r['key']}.npz" for r in records if r.get("kind") == "attack")
+    assert files_under(tmp_path) == {f"{out}/{name}" for name in (*names, *kept)}
     printed = capsys.readouterr().out
     assert f"Results: {out}/demo.jsonl" in printed
     assert "exact [95% CI]" in printed  # the leakage part's table
-    results = tmp_path / out / "demo.jsonl"
-    records = list(ResultStore(results).records())
     kinds = Counter(r.get("kind", "leakage") for r in records)
     assert kinds == {"bound": 1, "attack": 2, "leakage": 3}
     leaks = [r for r in records if "kind" not in r]
@@ -159,10 +160,12 @@ def test_no_leakage_skips_the_leakage_part_and_its_figure(tmp_path, monkeypatch)
     monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))
     argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
     assert sims.cli.main([*argv, "--no-leakage", "--out", str(tmp_path)]) == 0
-    assert files_under(tmp_path) == {
+    assert {f for f in files_under(tmp_path) if not f.startswith("reconstructions/")} == {
         "demo.jsonl",
         "demo_bound_vs_nmi.png",
         "demo_bound_vs_nmi.pdf",
+        "demo_reconstructions.png",
+        "demo_reconstructions.pdf",
     }
     assert all("kind" in r for r in ResultStore(tmp_path / "demo.jsonl").records())
 

@@ -14,7 +14,7 @@ import torch
 
 from sims.cli import build_parser
 from sims.cli.leakage import config_from_args
-from sims.data.datasets import load_digits_dataset
+from sims.data.datasets import load_dataset
 from sims.experiments.leakage import DATASET_SIZES, LeakageConfig
 from sims.fl.client import client_update
 from sims.fl.release import release_vectors
@@ -69,7 +69,7 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("dataset", "mnist", "'dataset' parameter of LeakageConfig must be one of 'digits'"),
+        ("dataset", "femnist", "'dataset' parameter of LeakageConfig must be one of 'digits'"),
         ("rates", (), "'rates' parameter of LeakageConfig must not be empty"),
         ("rates", (0.5, 1.5), r"'rates' parameter of LeakageConfig must be in \[0, 1\]"),
         ("noise_stds", (-0.1,), r"'noise_stds' .* must be in \[0, 5.31691e\+36\]. Got -0.1"),
@@ -118,8 +118,10 @@ def test_more_candidates_than_the_dataset_is_refused_before_any_data_is_read():
         LeakageConfig(candidates=1798, stats_samples=2, device="cpu")
 
 
-def test_the_dataset_size_of_the_config_is_the_loaded_one():
-    assert DATASET_SIZES["digits"] == len(load_digits_dataset())
+@pytest.mark.parametrize("name", ["digits", "faces", "patches"])
+def test_the_dataset_size_of_the_config_is_the_loaded_one(name):
+    assert DATASET_SIZES[name] == len(load_dataset(name))
+    assert LeakageConfig(dataset=name, device="cpu").candidates == DATASET_SIZES[name]
 
 
 def test_command_options_reach_the_config():
@@ -129,10 +131,15 @@ def test_command_options_reach_the_config():
     assert args.rates == [0.1, 0.5] and args.noise == [0.0, 0.2] and args.candidates == 9
     assert args.json and str(args.out) == "pruneleak-out/leakage"
     defaults = build_parser().parse_args(["leakage"])
-    assert (defaults.candidates, defaults.batch_size, defaults.json) == (1797, 1, False)
+    assert (defaults.candidates, defaults.batch_size, defaults.json) == (None, 1, False)
+    # no --candidates: the whole data set (1,797 digits, 200 faces)
+    assert config_from_args(defaults).candidates == 1797
+    faces = build_parser().parse_args(["leakage", "--dataset", "faces"])
+    assert config_from_args(faces).candidates == 200
     # the command's default sample count follows M (a fixed 256 rejected M < 256)
     assert config_from_args(args).stats_samples == 9
     assert config_from_args(defaults).stats_samples == 256
+    assert config_from_args(faces).stats_samples == 200
 
 
 def test_default_stats_samples_fit_a_small_candidate_set():

@@ -42,7 +42,7 @@ SWEEP = (
 from sims.core.store import ResultStore
 from sims.sweep import SweepConfig, runner
 
-def trivial_job(job):
+def trivial_job(job, **options):
     time.sleep(0.01)
     return {"seconds": 0.01, "pid": os.getpid()}
 

@@ -363,11 +363,11 @@ def test_sweep_resumes_after_an_injected_failure(tmp_path, monkeypatch):
     calls = {"n": 0}
     real = runner_module.run_job
 
-    def failing(job):
+    def failing(job, **options):
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("injected")
-        return real(job)
+        return real(job, **options)
 
     monkeypatch.setattr(runner_module, "run_job", failing)
     with pytest.raises(RuntimeError, match="injected"):
@@ -537,7 +537,7 @@ def _fake_jobs(monkeypatch, during=None):
     ``during(job)`` while it "runs"."""
     ran = []
 
-    def fake(job):
+    def fake(job, **options):
         ran.append(job_key(job))
         if during is not None:
             during(job)
