@@ -228,7 +228,11 @@ class BestIterate:
     after a finite start returns its best finite point. The optimisers are left as they
     are: every point they evaluate passes through here, iterates and line-search trials
     alike (each is a point the attacker computed a loss for), and :meth:`record` takes
-    the final point, which Adam never evaluates. The choice is a ``torch.where`` per
+    the final point, which Adam never evaluates. Among points of equal loss the latest
+    is kept: near a match, float32's ``1 - cos`` moves in steps of about 6e-8, so many
+    iterates tie at the floor, and the last of them is the most refined (measured on
+    Conv-2, where a random start is already at 7e-6: keeping the first tie returned
+    iteration 19 of 300, 4 dB below the last). The choice is a ``torch.where`` per
     row on the device, with no host synchronisation. ``variables`` and ``loss`` are
     ``None`` before the first evaluation, then the best points and their losses ``(N,)``.
     """
@@ -244,14 +248,14 @@ class BestIterate:
         return grads, (value, matching)
 
     def record(self, variables: list[torch.Tensor], matching: torch.Tensor) -> None:
-        """Keep the rows of ``variables`` whose ``matching`` loss beats the best so far
-        (strictly: a tie keeps the earlier point)."""
+        """Keep the rows of ``variables`` whose ``matching`` loss is at most the best so
+        far (a tie keeps the later point; a non-finite loss never replaces a finite one)."""
         score = torch.where(torch.isfinite(matching), matching.detach(), math.inf)
         if self.loss is None:
             self.variables = [v.detach().clone() for v in variables]
             self.loss = score
             return
-        better = score < self.loss
+        better = score <= self.loss
         self.variables = [
             torch.where(better.reshape(-1, *[1] * (v.dim() - 1)), v.detach(), b)
             for v, b in zip(variables, self.variables, strict=True)

@@ -85,13 +85,13 @@ def _recording_adam(seen: list):
 
 def test_best_iterate_keeps_each_rows_lowest_finite_loss():
     """Constructed sequence, two rows: row 0's losses 3, 1, 2 (best the second point),
-    row 1's NaN, 5, 4, 4 (a NaN never wins, a tie keeps the earlier point)."""
+    row 1's NaN, 5, 4, 4 (a NaN never wins, a tie keeps the later point)."""
     tracked = BestIterate(lambda v: ([v[0]], (v[0][:, 0], v[0][:, 1])))
     points = [[3.0, float("nan")], [1.0, 5.0], [2.0, 4.0], [7.0, 4.0]]
     for step, losses in enumerate(points):
         tracked([torch.tensor([[float(step), losses[0]], [float(10 + step), losses[1]]])])
     assert tracked.loss.tolist() == [1.0, 4.0]
-    assert tracked.variables[0][:, 0].tolist() == [1.0, 12.0]
+    assert tracked.variables[0][:, 0].tolist() == [1.0, 13.0]
 
 
 # Plain boxed Adam on squared L2 converges: its best point is the final one, which Adam
