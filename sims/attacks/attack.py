@@ -47,9 +47,8 @@ Deviations from PriPrune Algorithm 2 as published (line numbers of arXiv:2310.19
    0 as well, a constraint the client's data does not satisfy. We mask the dummy
    gradient too and match ``m_rec ⊙ g'`` against ``m_rec ⊙ g``
    (``AttackConfig.mask_dummy=True``, :mod:`sims.attacks.objectives`);
-   ``mask_dummy=False`` is the line as printed. ``benchmarks/sgi_masking.py`` measures
-   the two at p = 0.5 on the digits attack model (8 digits, the inverting-gradients
-   configuration): mean PSNR 29.2 dB masked against 4.5 dB as printed.
+   ``mask_dummy=False`` is the line as printed; ``benchmarks/sgi_masking.py`` measures
+   the difference (README.md, "SGI: documented deviations").
 
 Beyond p = 0.9 SGI fails for a reason the attack cannot remove: the client's *forward*
 pass runs the pruned network ``m ⊙ w`` (eq. (1)), which keeps so few weights that it

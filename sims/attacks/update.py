@@ -166,11 +166,8 @@ def recover_labels(
     can have negative sums and step 1 takes wrong classes (more than B negative sums
     are then common: the B most negative are kept); when (c) fails, e.g. a trained
     model confident on some images, the offsets of a frequent class can hide a repeat
-    and the counts are off by one. Measured on the untrained digits attack model
-    (:data:`sims.attacks.config.DIGITS_ATTACK_MODEL`, sigmoid, so (a) holds) over 50
-    random batches each: exact for every batch of B <= 4 (dense and at p = 0.5), for 45
-    of 50 at B = 4 and p = 0.9, but for only 17 of 50 at B = 8, where the softmax offsets
-    of frequent classes hide some present classes. No step raises on a wrong answer:
+    and the counts are off by one; so exactness falls as B grows (measured in README.md,
+    "SGI: documented deviations"). No step raises on a wrong answer:
     nothing in the gradient certifies it. Under a mask every revealed sum can be >= 0;
     then ``m = 0`` and step 3 takes the smallest sum B times. With B = 1 step 1 or step 3
     takes ``argmin_i s_i``, which is :func:`idlg_label`.

@@ -22,9 +22,8 @@ Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` wit
 torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
 the last digits: torch splits a reduction into one partial sum per thread and adds the
 partial sums, so the rounding depends on the split, and the inversion's iterations carry
-such differences on (a tiny job's reconstruction moves by up to 2e-4 from one thread to
-two, its PSNR from 11.886080667619332 to 11.885704186491562, while scoring the same
-images gives the same PSNR on either). With the same thread
+such differences on (a reconstruction differs in the fourth decimal from one thread to
+two, scoring the same images does not). With the same thread
 count a task's record equals, float for float, the record of :func:`run_job` in-process
 (the local executor under ``pruneleak --threads N``, default 1 = the default ``cpus``),
 except the wall-clock ``seconds``.
