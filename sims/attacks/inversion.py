@@ -190,7 +190,8 @@ def _solve(
     for restart in range(config.restarts):
         variables = initial_variables(generator, batch_shape, num_classes, config)
         variables = [v.to(problem.onehot.device, problem.onehot.dtype)[None] for v in variables]
-        tracked = BestIterate(step_fn)
+        tolerance = matching_tolerance(config.loss, problem.onehot.dtype)
+        tracked = BestIterate(step_fn, tolerance=tolerance)
         if config.optimizer == "lbfgs":
             variables = [v.requires_grad_(True) for v in variables]
             iterations = torch_lbfgs(tracked, variables, config)
@@ -216,7 +217,8 @@ def _solve(
 
 class BestIterate:
     """An optimiser's ``step_fn`` that also keeps, per row, the evaluated point with the
-    lowest matching loss (TV excluded; a non-finite loss counts as ``inf``).
+    lowest matching loss (TV excluded; a non-finite loss counts as ``inf``), up to the
+    loss's rounding: ``tolerance``.
 
     Gradient descent on a non-convex matching loss need not end at its best point
     (signed Adam oscillates, a learning rate too large makes the loss rise), so the
@@ -228,17 +230,25 @@ class BestIterate:
     after a finite start returns its best finite point. The optimisers are left as they
     are: every point they evaluate passes through here, iterates and line-search trials
     alike (each is a point the attacker computed a loss for), and :meth:`record` takes
-    the final point, which Adam never evaluates. Among points of equal loss the latest
-    is kept: near a match, float32's ``1 - cos`` moves in steps of about 6e-8, so many
-    iterates tie at the floor, and the last of them is the most refined (measured on
-    Conv-2, where a random start is already at 7e-6: keeping the first tie returned
-    iteration 19 of 300, 4 dB below the last). The choice is a ``torch.where`` per
-    row on the device, with no host synchronisation. ``variables`` and ``loss`` are
-    ``None`` before the first evaluation, then the best points and their losses ``(N,)``.
+    the final point, which Adam never evaluates.
+
+    Losses closer than the arithmetic resolves are not ranked: a point is kept when its
+    loss is at most the lowest seen so far plus ``tolerance``, so among such points the
+    latest, the optimiser's most refined, wins. Near a match the cosine distance
+    ``1 - cos`` is the difference of two numbers near 1 and moves on a grid of about
+    one ulp of 1 (6e-8 in float32), while the image still improves; ranking on that
+    grid returns an early iterate (:func:`matching_tolerance` gives the band). The
+    lowest loss is kept beside the chosen point's, so a slow upward drift within the
+    band cannot carry the choice away from the minimum. The choice is a
+    ``torch.where`` per row on the device, with no host synchronisation.
+    ``variables`` and ``loss`` are ``None`` before the first evaluation, then the chosen
+    points and their losses ``(N,)``.
     """
 
-    def __init__(self, step_fn) -> None:
+    def __init__(self, step_fn, *, tolerance: float = 0.0) -> None:
         self._step_fn = step_fn
+        self._tolerance = tolerance
+        self._lowest: torch.Tensor | None = None
         self.variables: list[torch.Tensor] | None = None
         self.loss: torch.Tensor | None = None
 
@@ -248,19 +258,35 @@ class BestIterate:
         return grads, (value, matching)
 
     def record(self, variables: list[torch.Tensor], matching: torch.Tensor) -> None:
-        """Keep the rows of ``variables`` whose ``matching`` loss is at most the best so
-        far (a tie keeps the later point; a non-finite loss never replaces a finite one)."""
+        """Keep the rows of ``variables`` whose ``matching`` loss is within ``tolerance``
+        of the lowest so far, this one included (a non-finite loss never replaces a
+        finite one)."""
         score = torch.where(torch.isfinite(matching), matching.detach(), math.inf)
         if self.loss is None:
             self.variables = [v.detach().clone() for v in variables]
-            self.loss = score
+            self.loss = self._lowest = score
             return
-        better = score <= self.loss
+        self._lowest = torch.minimum(self._lowest, score)
+        keep = score <= self._lowest + self._tolerance
         self.variables = [
-            torch.where(better.reshape(-1, *[1] * (v.dim() - 1)), v.detach(), b)
+            torch.where(keep.reshape(-1, *[1] * (v.dim() - 1)), v.detach(), b)
             for v, b in zip(variables, self.variables, strict=True)
         ]
-        self.loss = torch.where(better, score, self.loss)
+        self.loss = torch.where(keep, score, self.loss)
+
+
+#: Ulps of 1 within which two cosine distances count as equal (:class:`BestIterate`):
+#: ``1 - cos`` carries the rounding of the three sums behind ``cos``, a few ulps; on
+#: Conv-2 near a match successive iterates move within 2.5 ulps of each other.
+COSINE_TIE_ULPS = 4
+
+
+def matching_tolerance(loss: str, dtype: torch.dtype) -> float:
+    """The band of :class:`BestIterate` for the matching ``loss`` computed in ``dtype``:
+    ``COSINE_TIE_ULPS`` ulps of 1 for ``"cosine_tv"``, whose value is ``1 - cos``; 0
+    for ``"l2"``, a sum of squared differences formed directly, accurate relative to its
+    own size down to 0."""
+    return COSINE_TIE_ULPS * torch.finfo(dtype).eps if loss == "cosine_tv" else 0.0
 
 
 def _diverged(func: str, loss: float, config) -> ValueError:
@@ -496,7 +522,7 @@ def _solve_stacked(
     def step_fn(v):
         return gradient_and_value(v, *args)
 
-    tracked = BestIterate(step_fn)
+    tracked = BestIterate(step_fn, tolerance=matching_tolerance(config.loss, onehot.dtype))
     if config.optimizer == "adam":
         variables = adam(tracked, variables, config)
         done = torch.full((count * restarts,), config.iterations)

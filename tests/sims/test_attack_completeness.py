@@ -11,6 +11,7 @@ normalisation as its first layer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -28,7 +29,7 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.inversion import BestIterate
+from sims.attacks.inversion import COSINE_TIE_ULPS, BestIterate, matching_tolerance
 from sims.attacks.optimizers import adam
 from sims.core.functional import batch_gradient
 from sims.fl.client import client_update
@@ -94,6 +95,64 @@ def test_best_iterate_keeps_each_rows_lowest_finite_loss():
     assert tracked.variables[0][:, 0].tolist() == [1.0, 13.0]
 
 
+def test_best_iterate_takes_the_latest_point_within_the_tolerance_of_the_lowest():
+    """Losses 10, 4.8, 5.9, 5.5, 5.8, 6.3, 6.1 with a band of 1.2: the lowest is 4.8, the
+    latest point within 6.0 the fifth (5.8). Ranking without the band keeps the second;
+    measuring the band from the kept point instead of the lowest drifts to the last."""
+    losses = [10.0, 4.8, 5.9, 5.5, 5.8, 6.3, 6.1]
+    for tolerance, kept in ((1.2, 4), (0.0, 1)):
+        tracked = BestIterate(lambda v: ([v[0]], (v[0][:, 1], v[0][:, 1])), tolerance=tolerance)
+        for step, loss in enumerate(losses):
+            tracked([torch.tensor([[float(step), loss]], dtype=torch.float64)])
+        assert tracked.variables[0][0, 0].item() == kept
+        assert tracked.loss.item() == losses[kept]
+        assert kept == _latest_within(losses, tolerance)
+
+
+def _latest_within(losses, tolerance: float) -> int:
+    """The rule of BestIterate as a plain loop: the last point whose loss is at most the
+    lowest so far plus ``tolerance``."""
+    lowest, kept = math.inf, None
+    for k, loss in enumerate(losses):
+        lowest = min(lowest, loss)
+        if loss <= lowest + tolerance:
+            kept = k
+    return kept
+
+
+def test_matching_tolerance_is_a_few_ulps_for_the_cosine_only():
+    assert matching_tolerance("cosine_tv", torch.float32) == COSINE_TIE_ULPS * 2.0**-23
+    assert matching_tolerance("cosine_tv", torch.float64) == COSINE_TIE_ULPS * 2.0**-52
+    assert matching_tolerance("l2", torch.float32) == 0.0
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("loss", ["cosine_tv", "l2"])
+def test_attacks_rank_iterates_with_their_loss_tolerance(
+    model, weights, digits, monkeypatch, batched, loss
+):
+    """Both inversion paths hand BestIterate the band of the loss they run, in the
+    attack's float type (float32 weights here: 4 ulps of float32 for the cosine)."""
+    seen = []
+
+    class Spy(BestIterate):
+        def __init__(self, step_fn, *, tolerance=0.0):
+            seen.append(tolerance)
+            super().__init__(step_fn, tolerance=tolerance)
+
+    monkeypatch.setattr(inversion, "BestIterate", Spy)
+    x, y = digits.images[:1], digits.labels[:1]
+    target = batch_gradient(model, weights, x, y)
+    config = AttackConfig(loss=loss, optimizer="adam", lr=0.1, iterations=2)
+    kwargs = {"batch_shape": SHAPE_B1, "num_classes": 10, "config": config}
+    if batched:
+        invert_gradient_batched(model, weights, [target], labels=[y], **kwargs)
+    else:
+        invert_gradient(model, weights, target, labels=y, **kwargs)
+    assert seen == [matching_tolerance(loss, torch.float32)]
+    assert seen[0] == (COSINE_TIE_ULPS * 2.0**-23 if loss == "cosine_tv" else 0.0)
+
+
 # Plain boxed Adam on squared L2 converges: its best point is the final one, which Adam
 # never evaluates itself (measured on digit 0: the loss falls at every step).
 CONVERGING = AttackConfig(loss="l2", optimizer="adam", lr=0.1, iterations=30, box=True)
@@ -134,7 +193,11 @@ def test_adam_returns_its_best_iterate(model, weights, digits, monkeypatch, conf
         losses = np.array(
             [_matching(model, weights, x, ys[k], targets[k], loss=loss) for x in mine]
         )
-        best = int(np.argmin(losses))
+        tolerance = matching_tolerance(config.loss, torch.float64)
+        per_restart = losses.reshape(config.restarts, config.iterations + 1)
+        kept = [_latest_within(row, tolerance) for row in per_restart]
+        r = int(np.argmin([row[k] for row, k in zip(per_restart, kept, strict=True)]))
+        best = r * (config.iterations + 1) + kept[r]
         if loss == "cosine":  # RISING
             assert losses[config.iterations] > losses[best]
         else:
