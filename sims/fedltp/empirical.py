@@ -78,7 +78,7 @@ from bounds.leakage import (
     gdp_reconstruction_bound,
 )
 from bounds.validation import check_int, check_real
-from estimators.image import psnr
+from estimators.image import match_reconstructions, psnr
 from sims.attacks import (
     DIGITS_ATTACK_MODEL,
     AttackConfig,
@@ -86,7 +86,8 @@ from sims.attacks import (
     identify,
     sgi_attack_batched,
 )
-from sims.core.runtime import check_seed, seeded
+from sims.core.reconstructions import save_reconstructions
+from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.data.datasets import load_digits_dataset
 from sims.fedltp.dp_local import DPLocalTrainer
 from sims.fedltp.masks import prune_remaining
@@ -330,8 +331,9 @@ def _clients(config: EmpiricalConfig, model: nn.Module) -> list[_Client]:
     return clients
 
 
-def _attack(attack, model, clients, uploads, config) -> tuple[int, list[float]]:
-    """(identification successes, per-trial mean PSNR) of one attack over the trials."""
+def _attack(attack, model, clients, uploads, config) -> tuple[int, list[float], torch.Tensor]:
+    """(identification successes, per-trial mean PSNR, every trial's reconstructions in
+    its batch's order, concatenated) of one attack over the trials."""
     b = config.batch_size
     results = attack(
         model,
@@ -344,7 +346,7 @@ def _attack(attack, model, clients, uploads, config) -> tuple[int, list[float]]:
         config=config.attack,
         seeds=[config.seed + t for t in range(len(clients))],
     )
-    hits, psnrs = 0, []
+    hits, psnrs, matched = 0, [], []
     for c, res in zip(clients, results, strict=True):
         hits += identify(res.images, c.images) == c.batch
         originals = c.images[c.batch].numpy()
@@ -352,10 +354,21 @@ def _attack(attack, model, clients, uploads, config) -> tuple[int, list[float]]:
         # each original against its closest reconstruction (optimistic for B > 1)
         value = float(np.mean([max(psnr(o, r) for r in recon) for o in originals]))
         psnrs.append(min(value, PSNR_CAP))
-    return hits, psnrs
+        matched.append(res.images[match_reconstructions(originals, recon)])
+    return hits, psnrs, torch.cat(matched)
 
 
-def empirical_privacy(config: EmpiricalConfig | None = None) -> list[dict]:
+def reconstruction_key(config: EmpiricalConfig, sigma: float, attack: str) -> str:
+    """The key under which :func:`empirical_privacy` keeps ``attack``'s (``"sgi"`` or
+    ``"gi"``) reconstructions at ``sigma`` (:mod:`sims.core.reconstructions`): one
+    folder per configuration (its fingerprint), so studies of several configurations
+    can share an output folder."""
+    return f"fedltp-empirical/{fingerprint(config_dict(config))}/sigma={sigma:g}/{attack}"
+
+
+def empirical_privacy(
+    config: EmpiricalConfig | None = None, *, reconstructions_dir=None
+) -> list[dict]:
     """One record per sigma of ``config`` (module docstring for every field):
 
     ``sigma``, ``epsilon`` (add/remove, the accountant's reading of the step),
@@ -365,6 +378,11 @@ def empirical_privacy(config: EmpiricalConfig | None = None) -> list[dict]:
     with 95 % Clopper-Pearson intervals, ``sgi_psnr`` / ``gi_psnr`` (median over trials,
     dB, capped at :data:`PSNR_CAP`), ``bits`` (mean exact I(batch; upload) over trials) and
     ``bits_se``, ``log2_secrets``, ``sgi_fano_bits`` / ``gi_fano_bits``, ``trials``.
+
+    With ``reconstructions_dir`` each attack's reconstructions at each sigma (every
+    trial's batch, matched to its originals) are written there under
+    :func:`reconstruction_key` (:func:`sims.core.reconstructions.save_reconstructions`);
+    :func:`sims.plots.fedltp.plot_empirical_reconstructions` draws them.
     """
     config = EmpiricalConfig() if config is None else config
     model = _model()
@@ -390,8 +408,15 @@ def empirical_privacy(config: EmpiricalConfig | None = None) -> list[dict]:
                     seed=config.seed + 7919 * t + 104_729 * si,
                 )
             )
-        sgi_hits, sgi_psnr = _attack(sgi_attack_batched, model, clients, uploads, config)
-        gi_hits, gi_psnr = _attack(gi_attack_batched, model, clients, uploads, config)
+        sgi_hits, sgi_psnr, sgi_images = _attack(
+            sgi_attack_batched, model, clients, uploads, config
+        )
+        gi_hits, gi_psnr, gi_images = _attack(gi_attack_batched, model, clients, uploads, config)
+        if reconstructions_dir is not None:
+            originals = torch.cat([c.images[c.batch] for c in clients])
+            for attack, images in (("sgi", sgi_images), ("gi", gi_images)):
+                key = reconstruction_key(config, sigma, attack)
+                save_reconstructions(reconstructions_dir, key, originals, images)
         noise = read_noise_std(sigma, c_norm, b)
         leaks = [
             batch_leakage(c.releases, noise, b, samples=config.mc_samples, seed=config.seed + t)

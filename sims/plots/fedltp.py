@@ -1,10 +1,14 @@
 """Figures 3 and 4 of Fed-LTP (Shi et al.) from :func:`sims.fedltp.experiment.run_study`:
 test accuracy against the epsilon spent over the rounds, and against the cumulative
-communication (download plus upload, all clients, MiB)."""
+communication (download plus upload, all clients, MiB); and the reconstructions of the
+empirical-privacy study (:mod:`sims.fedltp.empirical`) per noise multiplier."""
 
 from __future__ import annotations
 
+from sims.core.reconstructions import load_reconstructions
 from sims.fedltp.baselines import MIB
+from sims.fedltp.empirical import reconstruction_key
+from sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
 
 
 def _curves(result, budget):
@@ -59,3 +63,27 @@ def plot_accuracy_vs_communication(result, *, budget=None):
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def plot_empirical_reconstructions(config, directory, *, max_images: int = 8):
+    """The attacked batches of :func:`sims.fedltp.empirical.empirical_privacy` run with
+    ``config`` (an :class:`~sims.fedltp.empirical.EmpiricalConfig`) on top, then SGI's and
+    GI's reconstructions of them at each sigma (the files it kept in ``directory``), each
+    tile with its PSNR: what DP noise of each size leaves an attacker. ValueError when
+    ``directory`` holds none of them (the study ran without ``reconstructions_dir``)."""
+    entries = []
+    for sigma in config.sigmas:
+        for attack in ("sgi", "gi"):
+            found = load_reconstructions(directory, reconstruction_key(config, sigma, attack))
+            if found is not None:
+                entries.append((f"{attack.upper()} sigma={sigma:g}", *found))
+    if not entries:
+        raise ValueError(
+            "The 'directory' parameter of plot_empirical_reconstructions must hold the "
+            "reconstructions empirical_privacy kept for this configuration "
+            f"(run it with reconstructions_dir). Found none in {directory}."
+        )
+    originals, rows = shared_original_rows(entries)
+    return plot_reconstruction_grid(
+        originals, rows, max_images=max_images, title="Fed-LTP DP uploads: SGI / GI (PSNR)"
+    )

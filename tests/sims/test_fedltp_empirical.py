@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,10 +21,13 @@ from torch import nn
 
 from bounds.accounting import epsilon_sampled_gaussian
 from bounds.leakage import exact_leakage
+from estimators.image import psnr
 from sims.attacks import DIGITS_ATTACK_MODEL
+from sims.core.reconstructions import load_reconstructions
 from sims.core.runtime import generator, seeded
 from sims.data.datasets import load_digits_dataset
 from sims.fedltp.empirical import (
+    PSNR_CAP,
     EmpiricalConfig,
     FixedBatchTrainer,
     clipped_releases,
@@ -32,11 +36,13 @@ from sims.fedltp.empirical import (
     format_table,
     kept_vector,
     read_noise_std,
+    reconstruction_key,
     step_epsilon,
 )
 from sims.fedltp.masks import prune_remaining
 from sims.fedltp.tickets import current_params
 from sims.models import conv_net
+from sims.plots.fedltp import plot_empirical_reconstructions
 from sims.pruning.mask import Mask
 
 LR, CLIP = 0.1, 1.0
@@ -190,9 +196,44 @@ def test_fixed_batch_trainer_draws_the_batch():
 
 
 @pytest.fixture(scope="module")
-def table():
+def kept_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("reconstructions")
+
+
+@pytest.fixture(scope="module")
+def table(kept_folder):
     config = EmpiricalConfig(sigmas=(0.0, 1.0, 4.0), local_size=8, trials=6, mc_samples=1024)
-    return config, empirical_privacy(config)
+    return config, empirical_privacy(config, reconstructions_dir=kept_folder)
+
+
+def test_kept_reconstructions_are_the_attacked_digits_and_give_the_reported_psnr(
+    table, kept_folder
+):
+    """Every kept original is a digit of the data set (one per trial, B = 1), and the
+    median PSNR of the kept reconstructions is the record's (float16 storage: 0.05 dB)."""
+    config, records = table
+    digits = load_digits_dataset().images.numpy()
+    for record in records:
+        for attack in ("sgi", "gi"):
+            found = load_reconstructions(
+                kept_folder, reconstruction_key(config, record["sigma"], attack)
+            )
+            assert found is not None
+            originals, reconstructions = found
+            assert originals.shape == (config.trials, 1, 8, 8)
+            for image in originals:
+                assert np.abs(digits - image).reshape(len(digits), -1).max(axis=1).min() < 1e-3
+            pairs = zip(originals, reconstructions, strict=True)
+            each = [min(psnr(o, r), PSNR_CAP) for o, r in pairs]
+            assert np.median(each) == pytest.approx(record[f"{attack}_psnr"], abs=0.05)
+    fig = plot_empirical_reconstructions(config, kept_folder, max_images=4)
+    labelled = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
+    assert labelled == ["original"] + [
+        f"{a} sigma={s:g}" for s in config.sigmas for a in ("SGI", "GI")
+    ]
+    assert len(fig.axes) == (1 + 2 * len(config.sigmas)) * 4
+    with pytest.raises(ValueError, match=r"'directory'.*reconstructions_dir"):
+        plot_empirical_reconstructions(replace(config, seed=1), kept_folder)
 
 
 def test_identification_never_beats_hayes(table):
