@@ -3,7 +3,8 @@
 One record per (p, noise) in ``leakage.jsonl`` under ``--out``, resumable: a rerun with
 the same settings reads finished (p, noise) back (:mod:`sims.experiments.leakage`).
 Draws ``leakage_bits.{png,pdf}`` there (:func:`sims.plots.leakage.plot_leakage_bits`) and
-prints a table, or with ``--json`` one JSON object per (p, noise) per line.
+``leakage_reconstructions.{png,pdf}``, the attacked targets above SGI's and GI's
+reconstructions per (p, noise) (kept under ``reconstructions/``), and prints a table, or with ``--json`` one JSON object per (p, noise) per line.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sims.cli.arguments import (
     positive_int,
 )
 from sims.core.outputs import output_dir
+from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
 from sims.experiments.leakage import (
     DATASETS,
@@ -27,10 +29,12 @@ from sims.experiments.leakage import (
     run_leakage,
 )
 from sims.plots.figures import save_figure
-from sims.plots.leakage import plot_leakage_bits
+from sims.plots.leakage import leakage_reconstruction_rows, plot_leakage_bits
+from sims.plots.reconstructions import plot_reconstruction_grid
 
 RESULTS_NAME = "leakage.jsonl"
 FIGURE_NAME = "leakage_bits"
+GRID_NAME = "leakage_reconstructions"
 
 
 def register(subparsers) -> None:
@@ -177,10 +181,17 @@ def config_from_args(args) -> LeakageConfig:
 def run(args) -> int:
     config = config_from_args(args)
     results = output_dir(args.out) / RESULTS_NAME
-    records = run_leakage(config, ResultStore(results))
+    kept = results.parent / RECONSTRUCTIONS_DIR
+    records = run_leakage(config, ResultStore(results), reconstructions_dir=kept)
     figures = []
     if not args.no_figure:
         figures = save_figure(plot_leakage_bits(records), FIGURE_NAME, directory=results.parent)
+        grid = leakage_reconstruction_rows(config, kept)
+        if grid is not None:
+            figure = plot_reconstruction_grid(
+                *grid, title=f"{config.dataset}: targets and SGI / GI reconstructions (PSNR)"
+            )
+            figures += save_figure(figure, GRID_NAME, directory=results.parent)
     if args.json:
         for record in records:
             print(json.dumps(_public(record), sort_keys=True))

@@ -57,6 +57,7 @@ from tqdm.auto import tqdm
 from bounds import leakage, priprune
 from bounds.validation import check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device, resolve_device
+from estimators.image import match_reconstructions
 from estimators.ksg import KSG
 from estimators.neural import HMINE, MINE, TrainingConfig
 from sims.attacks import (
@@ -67,6 +68,7 @@ from sims.attacks import (
 )
 from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
+from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import check_seed, fingerprint
 from sims.core.store import ResultStore
 from sims.data.datasets import load_dataset
@@ -286,8 +288,12 @@ class _World:
         }
 
 
-def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int) -> dict:
-    """Target batches identified by SGI and GI: :func:`sims.attacks.identify` names them."""
+def _attack_successes(
+    world: _World, mask: Mask, noisy: torch.Tensor, seed: int
+) -> tuple[dict, dict]:
+    """Target batches identified by SGI and GI (:func:`sims.attacks.identify` names them),
+    and per attack the targets' images with their reconstructions matched to them
+    (:func:`estimators.image.match_reconstructions`), concatenated over the targets."""
     config = world.config
     sent = [world.sent(mask, row) for row in noisy]
     attack_config = AttackConfig.dlg(
@@ -297,7 +303,7 @@ def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int)
         device=str(world.device),
     )
     truth = [sorted(row.tolist()) for row in world.targets]
-    successes = {}
+    successes, kept = {}, {}
     for name, attack in ATTACKS.items():
         results = attack(
             world.model,
@@ -311,7 +317,23 @@ def _attack_successes(world: _World, mask: Mask, noisy: torch.Tensor, seed: int)
         )
         named = [identify(r.images, world.images) for r in results]
         successes[name] = sum(guess == true for guess, true in zip(named, truth, strict=True))
-    return successes
+        originals = [world.images[row].cpu() for row in world.targets]
+        kept[name] = (
+            torch.cat(originals),
+            torch.cat(
+                [
+                    r.images[match_reconstructions(x.numpy(), r.images.numpy())]
+                    for x, r in zip(originals, results, strict=True)
+                ]
+            ),
+        )
+    return successes, kept
+
+
+def reconstruction_key(config_fingerprint: str, p: float, s: float, attack: str) -> str:
+    """Where :func:`run_leakage` keeps ``attack``'s (``"sgi"``, ``"gi"``) reconstructions
+    at (p, s) (:mod:`sims.core.reconstructions`): under the job's store key."""
+    return f"leakage/{_job_key(config_fingerprint, p, s)}/{attack}"
 
 
 def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dict:
@@ -360,7 +382,7 @@ def _estimates(world: _World, releases: torch.Tensor, p: float, s: float) -> dic
     return bits
 
 
-def _record(world: _World, p: float, s: float) -> dict:
+def _record(world: _World, p: float, s: float, reconstructions_dir) -> dict:
     config = world.config
     mask, releases, per_p = world.at_rate(p)
     releases_np = releases.numpy()
@@ -372,7 +394,12 @@ def _record(world: _World, p: float, s: float) -> dict:
     generator = torch.Generator().manual_seed(_seed_of(config.seed, p, s, "noise"))
     clean = releases[world.targets].mean(dim=1)
     noisy = clean + s * torch.randn(clean.shape, generator=generator, dtype=torch.float64)
-    successes = _attack_successes(world, mask, noisy, _seed_of(config.seed, p, s, "attack"))
+    seed = _seed_of(config.seed, p, s, "attack")
+    successes, kept = _attack_successes(world, mask, noisy, seed)
+    if reconstructions_dir is not None:
+        for name, (originals, reconstructions) in kept.items():
+            key = reconstruction_key(config.fingerprint(), p, s, name)
+            save_reconstructions(reconstructions_dir, key, originals, reconstructions)
     trials = config.attack_targets
     fano = {}
     for name, hits in successes.items():
@@ -421,12 +448,19 @@ def _record(world: _World, p: float, s: float) -> dict:
 
 
 def run_leakage(
-    config: LeakageConfig, store: ResultStore | None = None, *, progress: bool | None = None
+    config: LeakageConfig,
+    store: ResultStore | None = None,
+    *,
+    progress: bool | None = None,
+    reconstructions_dir=None,
 ) -> list[dict]:
     """One record per (p, s) of ``config``, in grid order (module docstring).
 
     With ``store``, finished (p, s) are read back instead of recomputed and new records
     are appended as they finish (resume). ``progress=None`` shows a bar only on a terminal.
+    With ``reconstructions_dir`` the attacks' reconstructions of the targets are kept
+    there, per (p, s) and attack, under :func:`reconstruction_key`
+    (:func:`sims.plots.leakage.leakage_reconstruction_rows` reads them back).
     """
     fp = config.fingerprint()
     grid = [(p, s) for p in config.rates for s in config.noise_stds]
@@ -441,7 +475,7 @@ def run_leakage(
         )
         for p, s in bar:
             key = _job_key(fp, p, s)
-            done[key] = {"key": key, "config": fp, **_record(world, p, s)}
+            done[key] = {"key": key, "config": fp, **_record(world, p, s, reconstructions_dir)}
             if store is not None:
                 store.append(done[key])
     return [done[_job_key(fp, p, s)] for p, s in grid]

@@ -17,6 +17,7 @@ from sims.attacks import identify
 from sims.cli import main
 from sims.core.gradstats import gradient_statistics
 from sims.experiments.leakage import LeakageConfig, _World, run_leakage
+from sims.plots.leakage import leakage_reconstruction_rows
 
 REQUIRED = {
     "p",
@@ -175,3 +176,27 @@ def test_identify_names_the_subset_of_least_total_distance():
         assert identify(found, candidates) == sorted(best)
     with pytest.raises(ValueError, match="'candidates' parameter of identify"):
         identify(torch.zeros(3, 4), torch.zeros(2, 4))
+
+
+def test_the_attacked_targets_and_their_reconstructions_are_kept_and_drawn(tmp_path, capsys):
+    """Per (p, noise) and attack the kept originals are the targets (candidate images, in
+    target order), and the grid shows them above one row per (p, noise, attack)."""
+    assert main(["leakage", *ARGS, "--json", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "leakage_reconstructions.png").is_file()
+    config = LeakageConfig(
+        candidates=12,
+        samples=256,
+        attack_targets=3,
+        attack_iterations=3,
+        stats_samples=6,
+        rates=(0.5,),
+        noise_stds=(0.0, 0.05),
+        device="cpu",
+    )
+    world = _World(config)
+    originals, rows = leakage_reconstruction_rows(config, tmp_path / "reconstructions")
+    expected = world.images[world.targets.flatten()].numpy()
+    np.testing.assert_allclose(originals, expected, atol=2.0**-11)
+    assert list(rows) == ["SGI p=0.5 s=0", "GI p=0.5 s=0", "SGI p=0.5 s=0.05", "GI p=0.5 s=0.05"]
+    assert all(r.shape == originals.shape for r in rows.values())
