@@ -507,25 +507,10 @@ def test_dummy_masking_matches_what_it_says(model, weights, digits, loss, mask_d
     keep = {
         n: mask.keep[n].double() if t.ndim >= 2 else torch.ones_like(t) for n, t in weights.items()
     }
-    expected = _matching(
-        model,
-        at,
-        result.images,
-        y,
-        target,
-        loss=loss.split("_")[0],
-        keep=keep,
-        mask_dummy=mask_dummy,
-    )
-    other = _matching(
-        model,
-        at,
-        result.images,
-        y,
-        target,
-        loss=loss.split("_")[0],
-        keep=keep,
-        mask_dummy=not mask_dummy,
+    common = {"loss": loss.split("_")[0], "keep": keep}
+    expected, other = (
+        _matching(model, at, result.images, y, target, mask_dummy=m, **common)
+        for m in (mask_dummy, not mask_dummy)
     )
     assert result.loss == pytest.approx(expected, rel=1e-5)
     assert abs(expected - other) > 1e-3 * expected
