@@ -4,8 +4,8 @@ One record per (p, noise) in ``leakage.jsonl`` under ``--out``, resumable: a rer
 the same settings reads finished (p, noise) back (:mod:`sims.experiments.leakage`).
 Draws ``leakage_bits.{png,pdf}`` there (:func:`sims.plots.leakage.plot_leakage_bits`) and
 ``leakage_reconstructions.{png,pdf}``, the attacked targets above SGI's and GI's
-reconstructions per (p, noise) (kept under ``reconstructions/``), and prints a table, or with ``--json`` one JSON object per (p, noise) per line.
-"""
+reconstructions per (p, noise) (kept under ``reconstructions/``), and prints a table, or
+with ``--json`` one JSON object per (p, noise) per line."""
 
 from __future__ import annotations
 

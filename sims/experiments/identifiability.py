@@ -51,6 +51,7 @@ from estimators.device import check_device, resolve_device
 from estimators.image import score_reconstruction
 from sims.attacks import AttackConfig, sgi_attack_batched
 from sims.core.functional import check_lr
+from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import check_seed, fingerprint, seeded
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset, resize_images
@@ -201,6 +202,24 @@ def _jobs(config: IdentifiabilityConfig) -> list[_Job]:
     ]
 
 
+def labelled_keys(config: IdentifiabilityConfig) -> list[tuple[str, str]]:
+    """``(label, record key)`` of each configuration of the grid, in order: the label
+    names the gradient point and p, and the width, image size and batch size when the
+    grid has several (the kept reconstructions are filed under the record keys)."""
+    fingerprint = config.fingerprint()
+    several = {
+        "width": len(config.widths) > 1,
+        "size": len(config.image_sizes) > 1,
+        "B": len(config.batch_sizes) > 1,
+    }
+    out = []
+    for job in _jobs(config):
+        values = {"width": job.width, "size": job.image_size, "B": job.batch_size}
+        extra = "".join(f" {name}={values[name]}" for name, many in several.items() if many)
+        out.append((f"{job.gradient_at} p={job.p:g}{extra}", job.key(fingerprint)))
+    return out
+
+
 def resized_digits(size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The digits as ``(N, 1, size, size)`` images in [0, 1] (bilinear, antialiased) and
     their labels."""
@@ -208,7 +227,7 @@ def resized_digits(size: int) -> tuple[torch.Tensor, torch.Tensor]:
     return resize_images(data.images, size), data.labels
 
 
-def _run_job(config: IdentifiabilityConfig, job: _Job) -> dict:
+def _run_job(config: IdentifiabilityConfig, job: _Job, reconstructions_dir, key: str) -> dict:
     device = resolve_device(config.device)
     dtype = PRECISIONS[config.precision]
     with seeded(config.seed):
@@ -248,10 +267,17 @@ def _run_job(config: IdentifiabilityConfig, job: _Job) -> dict:
         gradient_at=job.gradient_at,
         seeds=[config.seed + k for k in range(config.targets)],
     )
-    psnrs = [
-        float(np.mean(score_reconstruction(x.cpu().float(), r.images, chance_draws=1)["psnr"]))
+    scores = [
+        score_reconstruction(x.cpu().float(), r.images, chance_draws=1)
         for x, r in zip(xs, results, strict=True)
     ]
+    psnrs = [float(np.mean(score["psnr"])) for score in scores]
+    if reconstructions_dir is not None:
+        originals = torch.cat([x.cpu().float() for x in xs])
+        matched = torch.cat(
+            [r.images[score["assignment"]] for r, score in zip(results, scores, strict=True)]
+        )
+        save_reconstructions(reconstructions_dir, key, originals, matched)
     kept = sum(int(k.sum()) for k in mask.keep.values())
     unknowns = job.batch_size * job.image_size**2
     return {
@@ -273,9 +299,13 @@ def run_identifiability(
     store: ResultStore | None = None,
     *,
     progress: bool | None = None,
+    reconstructions_dir=None,
 ) -> list[dict]:
     """Run every configuration of the grid (resuming from ``store`` when given; each
     finished configuration is appended to it) and return one record per configuration.
+    With ``reconstructions_dir`` each configuration's targets and their reconstructions
+    are kept there under its record's key (:mod:`sims.core.reconstructions`;
+    :func:`sims.plots.identifiability.identifiability_reconstruction_rows`).
 
     Record fields: ``gradient_at``, ``width``, ``image_size``, ``batch_size``, ``p``,
     ``parameters``, ``kept`` (surviving gradient coordinates k), ``unknowns`` (n),
@@ -300,7 +330,7 @@ def run_identifiability(
     for job in bar:
         key = job.key(fingerprint)
         if key not in found:
-            found[key] = {"key": key, **_run_job(config, job)}
+            found[key] = {"key": key, **_run_job(config, job, reconstructions_dir, key)}
             if store is not None:
                 store.append(found[key])
         records.append(found[key])

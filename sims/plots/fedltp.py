@@ -5,10 +5,9 @@ empirical-privacy study (:mod:`sims.fedltp.empirical`) per noise multiplier."""
 
 from __future__ import annotations
 
-from sims.core.reconstructions import load_reconstructions
 from sims.fedltp.baselines import MIB
 from sims.fedltp.empirical import reconstruction_key
-from sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
+from sims.plots.reconstructions import kept_rows, plot_reconstruction_grid
 
 
 def _curves(result, budget):
@@ -71,19 +70,19 @@ def plot_empirical_reconstructions(config, directory, *, max_images: int = 8):
     GI's reconstructions of them at each sigma (the files it kept in ``directory``), each
     tile with its PSNR: what DP noise of each size leaves an attacker. ValueError when
     ``directory`` holds none of them (the study ran without ``reconstructions_dir``)."""
-    entries = []
-    for sigma in config.sigmas:
-        for attack in ("sgi", "gi"):
-            found = load_reconstructions(directory, reconstruction_key(config, sigma, attack))
-            if found is not None:
-                entries.append((f"{attack.upper()} sigma={sigma:g}", *found))
-    if not entries:
+    labelled = [
+        (f"{attack.upper()} sigma={sigma:g}", reconstruction_key(config, sigma, attack))
+        for sigma in config.sigmas
+        for attack in ("sgi", "gi")
+    ]
+    grid = kept_rows(directory, labelled)
+    if grid is None:
         raise ValueError(
             "The 'directory' parameter of plot_empirical_reconstructions must hold the "
             "reconstructions empirical_privacy kept for this configuration "
             f"(run it with reconstructions_dir). Found none in {directory}."
         )
-    originals, rows = shared_original_rows(entries)
+    originals, rows = grid
     return plot_reconstruction_grid(
         originals, rows, max_images=max_images, title="Fed-LTP DP uploads: SGI / GI (PSNR)"
     )

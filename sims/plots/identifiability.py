@@ -1,11 +1,13 @@
 """The identifiability figure: SGI's PSNR against the kept share ``k / n`` of a pruned
-update, with the breakdown ratios of :func:`sims.experiments.identifiability.breakdown_ratio`."""
+update, with the breakdown ratios of :func:`sims.experiments.identifiability.breakdown_ratio`;
+and the rows of its grid of targets against reconstructions."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sims.experiments.identifiability import breakdown_ratio
+from sims.experiments.identifiability import breakdown_ratio, labelled_keys
+from sims.plots.reconstructions import kept_rows
 
 
 def plot_identifiability(records: Sequence[Mapping], *, psnr_threshold: float = 30.0):
@@ -61,3 +63,12 @@ def plot_identifiability(records: Sequence[Mapping], *, psnr_threshold: float = 
     ax.legend(fontsize="x-small", loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def identifiability_reconstruction_rows(config, directory):
+    """The grid of :func:`sims.experiments.identifiability.run_identifiability` run with
+    ``config`` from the files it kept in ``directory``: the targets of the first
+    configuration and each configuration's reconstructions of the same images
+    (:func:`sims.plots.reconstructions.kept_rows`; configurations of other image sizes or
+    batch sizes attacked other images and are left out); None when none was kept."""
+    return kept_rows(directory, labelled_keys(config))

@@ -422,16 +422,14 @@ def leakage_reconstruction_rows(config, directory):
     ``directory``: the targets' images and, per (p, s) in grid order, SGI's then GI's
     reconstructions of them, labelled ``"SGI p=0.5 s=0.01"``
     (:func:`sims.plots.reconstructions.shared_original_rows`); None when none was kept."""
-    from sims.core.reconstructions import load_reconstructions
     from sims.experiments.leakage import reconstruction_key
-    from sims.plots.reconstructions import shared_original_rows
+    from sims.plots.reconstructions import kept_rows
 
     fp = config.fingerprint()
-    entries = []
-    for p in config.rates:
-        for s in config.noise_stds:
-            for attack in ("sgi", "gi"):
-                found = load_reconstructions(directory, reconstruction_key(fp, p, s, attack))
-                if found is not None:
-                    entries.append((f"{attack.upper()} p={p:g} s={s:g}", *found))
-    return shared_original_rows(entries)
+    labelled = [
+        (f"{attack.upper()} p={p:g} s={s:g}", reconstruction_key(fp, p, s, attack))
+        for p in config.rates
+        for s in config.noise_stds
+        for attack in ("sgi", "gi")
+    ]
+    return kept_rows(directory, labelled)

@@ -119,10 +119,23 @@ def job_reconstruction_rows(
 
     fields = [job.as_fields() for job in jobs]
     varying = [k for k in fields[0] if k != "data_dir" and len({repr(f[k]) for f in fields}) > 1]
+    labelled = [
+        (", ".join(f"{k.rpartition('.')[2]}={values[k]}" for k in varying) or "job", job_key(job))
+        for job, values in zip(jobs, fields, strict=True)
+    ]
+    return kept_rows(directory, labelled)
+
+
+def kept_rows(
+    directory, labelled_keys
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The grid of a study's kept files (:mod:`sims.core.reconstructions`): for each
+    ``(label, key)`` of ``labelled_keys`` in order, the file under ``key`` in
+    ``directory`` if there is one, reduced to the settings that attacked the first one's
+    images (:func:`shared_original_rows`); None when none was kept."""
     entries = []
-    for job, values in zip(jobs, fields, strict=True):
-        found = load_reconstructions(directory, job_key(job))
+    for label, key in labelled_keys:
+        found = load_reconstructions(directory, key)
         if found is not None:
-            label = ", ".join(f"{k.rpartition('.')[2]}={values[k]}" for k in varying)
-            entries.append((label or "job", *found))
+            entries.append((label, *found))
     return shared_original_rows(entries)

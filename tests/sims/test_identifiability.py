@@ -9,6 +9,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
+from estimators.image import psnr
 from sims.core.store import ResultStore
 from sims.data.datasets import load_digits_dataset
 from sims.experiments import identifiability as ident
@@ -20,19 +21,24 @@ from sims.experiments.identifiability import (
     resized_digits,
     run_identifiability,
 )
-from sims.plots.identifiability import plot_identifiability
+from sims.plots.identifiability import (
+    identifiability_reconstruction_rows,
+    plot_identifiability,
+)
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     """Two pruning rates either side of each breakdown, 2 targets, 150 L-BFGS steps."""
-    store = ResultStore(tmp_path_factory.mktemp("ident") / "ident.jsonl")
+    folder = tmp_path_factory.mktemp("ident")
+    store = ResultStore(folder / "ident.jsonl")
     records = []
     for point, rates in (("dense", (0.99, 1.0)), ("masked", (0.9, 0.99))):
         config = IdentifiabilityConfig(
             pruning_rates=rates, gradient_points=(point,), targets=2, iterations=150
         )
-        records += run_identifiability(config, store, progress=False)
+        kept = folder / "reconstructions"
+        records += run_identifiability(config, store, progress=False, reconstructions_dir=kept)
     return records, store
 
 
@@ -61,6 +67,30 @@ def test_sgi_recovers_digits_until_few_coordinates_survive(small_run):
         if line.get_label().startswith("50 % breakdown")
     ]
     assert sorted(verticals) == sorted(ratios.values())
+
+
+def test_kept_reconstructions_are_the_targets_and_give_the_recorded_psnr(small_run):
+    """The grid of the dense run: its two digits on top (8x8 digits of the data set, in
+    target order) and one row per p, whose PSNR per target is the record's (float16
+    storage: 0.05 dB below 40 dB, and above 40 dB wherever the record is)."""
+    records, store = small_run
+    config = IdentifiabilityConfig(
+        pruning_rates=(0.99, 1.0), gradient_points=("dense",), targets=2, iterations=150
+    )
+    folder = store.path.parent / "reconstructions"
+    originals, rows = identifiability_reconstruction_rows(config, folder)
+    assert list(rows) == ["dense p=0.99", "dense p=1"]
+    digits = load_digits_dataset().images.numpy()
+    assert originals.shape == (2, 1, 8, 8)
+    for image in originals:
+        assert np.abs(digits - image).reshape(len(digits), -1).max(axis=1).min() < 1e-3
+    by_p = {r["p"]: r for r in records if r["gradient_at"] == "dense"}
+    for p, label in ((0.99, "dense p=0.99"), (1.0, "dense p=1")):
+        for o, r, recorded in zip(originals, rows[label], by_p[p]["psnr_per_target"], strict=True):
+            if recorded < 40:
+                assert psnr(o, r) == pytest.approx(recorded, abs=0.05)
+            else:
+                assert psnr(o, r) > 40
 
 
 def test_rerun_reads_finished_configurations_from_the_store(small_run, monkeypatch):
