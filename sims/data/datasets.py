@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -136,6 +136,14 @@ class ImageDataset:
             name=self.name,
             client_ids=None if self.client_ids is None else self.client_ids[idx],
         )
+
+    def resized(self, size: int) -> ImageDataset:
+        """The same samples with images resized to ``size x size``
+        (:func:`resize_images`: bilinear, antialiased); itself when they have that size."""
+        images = resize_images(self.images, size)
+        if images is self.images:
+            return self
+        return replace(self, images=images)
 
     def train_test_split(
         self, test_fraction: float, seed: int

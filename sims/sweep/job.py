@@ -96,18 +96,25 @@ class ModelSpec:
         options = {name: getattr(self, name) for name in model_options(self.name)}
         return build_model(self.name, image_shape=image_shape, num_classes=num_classes, **options)
 
-    def check_fits(self, dataset: str) -> None:
+    def check_fits(self, dataset: str, image_size: int | None = None) -> None:
         """Raise ValueError when the model cannot fit in memory on ``dataset``'s images
-        (:data:`DATASET_SHAPES`); nothing is allocated (shapes only, on torch's meta device)."""
-        _check_fits(self, dataset, memory.device_memory_bytes("cpu"))
+        (:data:`DATASET_SHAPES`; resized to ``image_size`` when given); nothing is
+        allocated (shapes only, on torch's meta device)."""
+        _check_fits(self, dataset, image_size, memory.device_memory_bytes("cpu"))
 
 
 @functools.cache
-def _check_fits(model: ModelSpec, dataset: str, memory_bytes: int | None) -> None:
-    """:meth:`ModelSpec.check_fits`, once per (model, data set, memory size): a sweep
-    builds its jobs several times, and the models of a sweep are few. ``memory_bytes``
-    (the limit the models' constructors compare with) is part of the cache key only."""
-    image_shape, num_classes = DATASET_SHAPES[dataset]
+def _check_fits(
+    model: ModelSpec, dataset: str, image_size: int | None, memory_bytes: int | None
+) -> None:
+    """:meth:`ModelSpec.check_fits`, once per (model, data set, size, memory size): a
+    sweep builds its jobs several times, and the models of a sweep are few.
+    ``memory_bytes`` (the limit the models' constructors compare with) is part of the
+    cache key only."""
+    (channels, height, width), num_classes = DATASET_SHAPES[dataset]
+    if image_size is not None:
+        height = width = image_size
+    image_shape = (channels, height, width)
     with torch.device("meta"):
         model.build(image_shape=image_shape, num_classes=num_classes)
 
@@ -249,6 +256,10 @@ class AttackJob:
     Attributes:
         dataset: a name of :func:`sims.data.available_datasets`; ``data_dir`` for the
             file-based ones (FEMNIST, CIFAR-10, MNIST).
+        image_size: the side, in pixels, the images are resized to before anything else
+            (:meth:`sims.data.ImageDataset.resized`: bilinear, antialiased), e.g. the
+            25x25 faces to FEMNIST's 28x28 so that a job runs PriPrune's Conv-2 at its
+            published size on offline data; None: the data set's own size.
         num_clients: the FL population; targets: clients ``0 .. targets - 1`` are
             attacked whenever sampled.
         partition: how the training data are split over the clients
@@ -285,6 +296,7 @@ class AttackJob:
 
     dataset: str = "digits"
     data_dir: str | None = None
+    image_size: int | None = None
     num_clients: int = 10
     partition: str = "iid"
     targets: int = 4
@@ -307,6 +319,8 @@ class AttackJob:
     def __post_init__(self) -> None:
         func = "AttackJob"
         check_choice("dataset", self.dataset, func=func, choices=available_datasets())
+        if self.image_size is not None:
+            check_int("image_size", self.image_size, func=func, low=1)
         check_int("num_clients", self.num_clients, func=func, low=1)
         check_choice("partition", self.partition, func=func, choices=JOB_PARTITIONS)
         check_int("targets", self.targets, func=func, low=1, high=self.num_clients)
@@ -368,7 +382,7 @@ class AttackJob:
         check_seed(self.seed, func=func)
         check_device(self.device, func=func)
         try:
-            self.model.check_fits(self.dataset)
+            self.model.check_fits(self.dataset, self.image_size)
         except ValueError as err:
             listed = ", ".join(
                 f"model.{f.name}={getattr(self.model, f.name)!r}" for f in fields(ModelSpec)
@@ -468,6 +482,7 @@ def job_key(job: AttackJob) -> str:
 # The fields added with the defenses and after (the inversion's dummy masking and input
 # normalisation among them), left out of a fingerprint at their defaults.
 _ADDED_LATER = (
+    "image_size",
     "partition",
     "attacker",
     *(f"defense.{f.name}" for f in fields(DefenseSpec)),

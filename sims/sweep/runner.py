@@ -292,6 +292,8 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
     start = time.perf_counter()
     device = resolve_device(job.device)
     train, test = load_train_test(job.dataset, job.data_dir, seed=job.seed)
+    if job.image_size is not None:
+        train, test = train.resized(job.image_size), test.resized(job.image_size)
     clients = _client_split(job, train)
     with seeded(job.seed):
         model = job.model.build(image_shape=train.image_shape, num_classes=train.num_classes)

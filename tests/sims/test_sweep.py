@@ -239,6 +239,7 @@ def test_grids_expand_as_products_and_share_jobs_across_panels():
         {"attack": "gi"},
         {"leakage_candidates": 100},
         {"partition": "natural"},
+        {"image_size": 16},
     ],
 )
 def test_fingerprint_changes_with_every_kind_of_number(change):
@@ -269,6 +270,7 @@ def test_fingerprint_ignores_where_a_job_runs_and_reads():
         ("device", "tpu", "'device'.*tpu"),
         ("leakage_candidates", 0, "'leakage_candidates'.*0"),
         ("partition", "dirichlet", "'partition'.*dirichlet"),
+        ("image_size", 0, "'image_size'.*0"),
     ],
 )
 def test_bad_job_field_is_a_clear_value_error(field, value, match):

@@ -1,17 +1,27 @@
-"""Client splits of the studies (sims.data.split_clients) and a sweep job split by writer:
-FEMNIST's LEAF writers as clients (PriPrune's set-up), checked on a tiny LEAF file."""
+"""Client splits of the studies (sims.data.split_clients) and a sweep job split by writer
+(FEMNIST's LEAF writers as clients, PriPrune's set-up, on a tiny LEAF file); images
+resized for a job (``image_size``); the paper-scale configurations' networks."""
 
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from sims.data import ImageDataset, partition_by_client, partition_iid, split_clients
-from sims.sweep import AttackJob, load_config, run_job
+from sims.core.reconstructions import load_reconstructions
+from sims.data import (
+    ImageDataset,
+    load_faces,
+    partition_by_client,
+    partition_iid,
+    resize_images,
+    split_clients,
+)
+from sims.sweep import AttackJob, job_key, load_config, read_config, run_job
 
 # Training samples per writer, deliberately all different, and the test split's.
 TRAIN_WRITERS = {"w0": 4, "w1": 2, "w2": 3}
@@ -113,22 +123,66 @@ def test_a_natural_job_needs_as_many_clients_as_writers(femnist_dir):
         run_job(job)
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.mark.parametrize(
-    ("config", "partition", "network"),
+    ("config", "partition", "network", "image_size"),
     [
-        ("paper_femnist", "natural", ("relu", "max")),
-        ("paper_cifar10", "iid", ("relu", "avg")),  # VGG has no pooling option
+        ("paper_femnist", "natural", ("relu", "max"), None),
+        ("paper_cifar10", "iid", ("relu", "avg"), None),  # VGG has no pooling option
+        ("benchmarks/sweeps/paper_faces_conv2.toml", "iid", ("relu", "max"), 28),
+        ("benchmarks/sweeps/paper_patches_vgg11.toml", "iid", ("relu", "avg"), None),
     ],
 )
-def test_paper_configs_run_the_papers_networks(config, partition, network):
-    """The paper-scale grids use the paper's ReLU networks (and FEMNIST's writers); only
-    the "activation" panel swaps in sigmoid for comparison."""
-    panels = load_config(config).panels()
+def test_paper_configs_run_the_papers_networks(config, partition, network, image_size):
+    """The paper-scale grids use the paper's ReLU networks (and FEMNIST's writers; the
+    faces at FEMNIST's 28x28); only the "activation" panel swaps in sigmoid for
+    comparison."""
+    loaded = read_config(ROOT / config) if config.endswith(".toml") else load_config(config)
+    panels = loaded.panels()
     for panel, jobs in panels.items():
         for job in jobs:
-            assert job.partition == partition
+            assert (job.partition, job.image_size) == (partition, image_size)
             if panel != "activation":
                 assert (job.model.activation, job.model.pooling) == network
             else:
                 assert job.model.activation == "sigmoid"
     assert len(panels["activation"]) == len(panels["p"])
+    assert loaded.resources.gpus == 1
+
+
+def test_resized_dataset_holds_resized_images_and_the_same_labels():
+    faces = load_faces()
+    bigger = faces.resized(28)
+    assert bigger.image_shape == (1, 28, 28) and bigger.name == "faces"
+    torch.testing.assert_close(bigger.images, resize_images(faces.images, 28), rtol=0, atol=0)
+    assert torch.equal(bigger.labels, faces.labels)
+    assert faces.resized(25) is faces
+
+
+def test_a_job_resizes_its_images_before_the_attack(tmp_path):
+    """Faces at 28x28, FEMNIST's side (the offline stand-in for PriPrune's Conv-2): the
+    attacked images kept by the job are resized faces, and the model is built for them."""
+    fields = {
+        "dataset": "faces",
+        "image_size": 28,
+        "num_clients": 4,
+        "targets": 1,
+        "fed.clients_per_round": 4,
+        "model.width": 4,
+        "model.hidden": 8,
+        "inversion.iterations": 2,
+        "stats_samples": 2,
+        "device": "cpu",
+    }
+    job = AttackJob.from_fields(fields)
+    record = run_job(job, reconstructions_dir=tmp_path)
+    originals, _ = load_reconstructions(tmp_path, job_key(job))
+    assert originals.shape[1:] == (1, 28, 28)
+    resized = resize_images(load_faces().images, 28).numpy()
+    for image in originals:
+        assert np.abs(resized - image).reshape(len(resized), -1).max(axis=1).min() < 1e-3
+    native = run_job(AttackJob.from_fields({**fields, "image_size": None}))
+    # the conv layers' weights do not depend on the side; the first dense layer's do
+    assert record["d"] > native["d"]
