@@ -149,9 +149,11 @@ def recover_labels(
 
     1. every class with ``s_i < 0`` occurs at least once (Property 1: an absent class
        has ``G_i >= 0`` entrywise); one occurrence each is taken, the most negative
-       first, at most B;
+       first, at most B (the authors' code, tklab-tud/LLG, takes every negative class,
+       which can return more than B labels);
     2. the impact of one occurrence is estimated as ``m = (1 + 1/C) / B * sum_{s_i < 0}
-       s_i`` (<= 0; the mean negative mass per image, scaled up for the offset), and
+       s_i`` (<= 0; the mean negative mass per image, scaled up for the offset; the
+       factor as in the authors' code), and
        ``m`` is subtracted from the sum of every class taken;
     3. until B labels are found, the class with the smallest remaining sum is taken
        again and ``m`` subtracted from its sum (Property 2: the sum falls with each
