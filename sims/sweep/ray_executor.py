@@ -14,9 +14,17 @@ appended once, by the driver, through :func:`sims.sweep.runner.append_record`, w
 append checks the key under the store's lock, so a job another writer recorded while its
 task ran keeps that writer's record. A task whose worker process dies (killed, out of
 memory, its node lost) is retried by Ray up to :data:`MAX_RETRIES` times on another
-worker; only the attempt that returns produces a record. A job that raises is not retried
-(it would raise again): the error ends the sweep, as with the local executor, after
-cancelling the tasks not yet finished; the records appended before stay in the store.
+worker; only the attempt that returns produces a record.
+
+A bounded window. The driver keeps at most :func:`window` tasks submitted at a time
+(twice as many as the cluster can run at once) and submits the next job when one
+finishes, so a sweep of thousands of jobs does not flood Ray's scheduler, and an error
+stops the sweep soon: a job that raises is not retried (it would raise again); the
+driver submits nothing more, waits for the tasks already running, appends their records
+(nothing finished is lost) and then raises the first error. No task is cancelled:
+``ray.cancel`` racing with a task that is just finishing crashes the driver in Ray
+(``Check failed: it != submissible_tasks_.end()``, ray-project/ray#54846; seen here
+with Ray 2.60).
 
 Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` with as many
 torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
@@ -44,7 +52,7 @@ from tqdm.auto import tqdm
 
 from sims.core.runtime import cpu_tuning
 from sims.core.store import ResultStore
-from sims.sweep.grid import SweepConfig
+from sims.sweep.grid import Resources, SweepConfig
 from sims.sweep.job import AttackJob, job_key
 from sims.sweep.runner import append_record, check_sweep, run_job
 
@@ -121,20 +129,53 @@ def run_on_ray(
     task = ray.remote(_run_with_threads).options(
         num_cpus=resources.cpus, num_gpus=resources.gpus, max_retries=MAX_RETRIES
     )
+    todo = iter(pending)
     in_flight: dict = {}
-    written = 0
+    written, error = 0, None
+
+    def submit_next() -> None:
+        job = next(todo, None)
+        if job is not None:
+            in_flight[task.remote(run, job, resources.cpus)] = job
+
     try:
-        in_flight = {task.remote(run, job, resources.cpus): job for job in pending}
+        for _ in range(window(ray.cluster_resources(), resources)):
+            submit_next()
         disable = None if progress is None else not progress
-        with tqdm(total=len(in_flight), desc=config.name, unit="job", disable=disable) as bar:
+        with tqdm(total=len(pending), desc=config.name, unit="job", disable=disable) as bar:
             while in_flight:
                 (ref,), _ = ray.wait(list(in_flight), num_returns=1)
-                record = ray.get(ref)
-                written += append_record(store, config.name, in_flight.pop(ref), record)
+                job = in_flight.pop(ref)
+                try:
+                    record = ray.get(ref)
+                except Exception as err:  # the job raised: finish the running ones, then raise
+                    error = error or err
+                    continue
+                written += append_record(store, config.name, job, record)
                 bar.update()
+                if error is None:
+                    submit_next()
+        if error is not None:
+            raise error
     finally:
-        for ref in in_flight:  # left only after an error
-            ray.cancel(ref)
         if started:
             ray.shutdown()
     return written
+
+
+def window(cluster: dict, resources: Resources) -> int:
+    """How many tasks :func:`run_on_ray` keeps submitted: twice the jobs the ``cluster``
+    (``ray.cluster_resources()``: totals such as ``{"CPU": 16.0, "GPU": 2.0}``) runs at
+    once with ``resources`` each. ValueError when it cannot run one: its tasks would wait
+    forever."""
+    at_once = int(cluster.get("CPU", 0) // resources.cpus)
+    if resources.gpus > 0:
+        at_once = min(at_once, int(cluster.get("GPU", 0) // resources.gpus))
+    if at_once < 1:
+        raise ValueError(
+            "The sweep's [resources] (cpus = "
+            f"{resources.cpus}, gpus = {resources.gpus:g} per job) must fit the Ray cluster, "
+            f"which has {cluster.get('CPU', 0):g} CPUs and {cluster.get('GPU', 0):g} GPUs; "
+            "lower them or add machines."
+        )
+    return 2 * at_once

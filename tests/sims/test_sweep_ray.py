@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 import pytest
 import ray
@@ -26,7 +27,7 @@ from sims.cli.sweep import main as sweep_main
 from sims.core.runtime import cpu_tuning
 from sims.core.store import ResultStore
 from sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
-from sims.sweep.ray_executor import MAX_RETRIES, run_on_ray
+from sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -136,12 +137,57 @@ def test_a_job_another_writer_recorded_meanwhile_keeps_that_record(ray_runtime, 
 
 
 def test_a_job_that_raises_ends_the_sweep_with_its_error(ray_runtime, tmp_path):
+    """The jobs running beside the failing one finish and are recorded (all three fit the
+    window of 4 tasks on 2 CPUs)."""
     path = tmp_path / "store.jsonl"
     run = functools.partial(_logged_fake, log=tmp_path / "ran.txt", fail=KEYS[1])
     with pytest.raises(ValueError, match="injected"):
         run_on_ray(CONFIG, CONFIG.jobs(), ResultStore(path), progress=False, run=run)
     assert KEYS[1] not in ResultStore(path)
+    assert sorted(keys_on_lines(path)) == sorted([KEYS[0], KEYS[2]])
     assert ray.is_initialized()  # the caller's runtime is left to the caller
+
+
+def _slow_unless_failing(job, *, log, fail):
+    time.sleep(0 if job_key(job) == fail else 1.0)
+    return _logged_fake(job, log=log, fail=fail)
+
+
+def test_after_an_error_no_further_job_is_submitted(ray_runtime, tmp_path):
+    """Six jobs, a window of 4 (2 CPUs): the first job fails at once while the others
+    take a second; the three running beside it are recorded, the last two never run."""
+    config = SweepConfig(
+        name=NAME, base=TINY, grids=({"panel": "p", "pruning.p": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]},)
+    )
+    keys = [job_key(job) for job in config.jobs()]
+    path, log = tmp_path / "store.jsonl", tmp_path / "ran.txt"
+    run = functools.partial(_slow_unless_failing, log=log, fail=keys[0])
+    with pytest.raises(ValueError, match="injected"):
+        run_on_ray(config, config.jobs(), ResultStore(path), progress=False, run=run)
+    assert sorted(log.read_text().split()) == sorted(keys[:4])
+    assert sorted(keys_on_lines(path)) == sorted(keys[1:4])
+
+
+@pytest.mark.parametrize(
+    ("cluster", "resources", "expected"),
+    [
+        ({"CPU": 2.0}, Resources(), 4),
+        ({"CPU": 16.0, "GPU": 2.0}, Resources(cpus=1, gpus=0.5), 8),
+        ({"CPU": 16.0, "GPU": 2.0}, Resources(cpus=4, gpus=0.25), 8),
+        ({"CPU": 3.0, "GPU": 1.0}, Resources(cpus=2, gpus=1.0), 2),
+    ],
+)
+def test_the_window_is_twice_the_jobs_the_cluster_runs_at_once(cluster, resources, expected):
+    assert window(cluster, resources) == expected
+
+
+@pytest.mark.parametrize(
+    ("cluster", "resources"),
+    [({"CPU": 8.0}, Resources(gpus=1.0)), ({"CPU": 1.0}, Resources(cpus=2))],
+)
+def test_resources_the_cluster_cannot_fit_are_a_clear_error(cluster, resources):
+    with pytest.raises(ValueError, match=r"\[resources\].*must fit the Ray cluster"):
+        window(cluster, resources)
 
 
 def _report(job):
