@@ -18,13 +18,13 @@ worker; only the attempt that returns produces a record.
 
 A bounded window. The driver keeps at most :func:`window` tasks submitted at a time
 (twice as many as the cluster can run at once) and submits the next job when one
-finishes, so a sweep of thousands of jobs does not flood Ray's scheduler, and an error
-stops the sweep soon: a job that raises is not retried (it would raise again); the
-driver submits nothing more, waits for the tasks already running, appends their records
-(nothing finished is lost) and then raises the first error. No task is cancelled:
-``ray.cancel`` racing with a task that is just finishing crashes the driver in Ray
-(``Check failed: it != submissible_tasks_.end()``, ray-project/ray#54846; seen here
-with Ray 2.60).
+finishes, skipping a job another writer recorded meanwhile (as the local executor does).
+So a sweep of thousands of jobs does not flood Ray's scheduler, and an error stops the
+sweep soon: a job that raises is not retried (it would raise again); the driver submits
+nothing more, waits for the tasks already running, appends their records (nothing
+finished is lost) and then raises the first error. No task is cancelled: ``ray.cancel``
+racing with a task that is just finishing crashes the driver in Ray (``Check failed: it
+!= submissible_tasks_.end()``, ray-project/ray#54846; seen here with Ray 2.60).
 
 Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` with as many
 torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
@@ -134,15 +134,20 @@ def run_on_ray(
     written, error = 0, None
 
     def submit_next() -> None:
-        job = next(todo, None)
-        if job is not None:
+        for job in todo:
+            if job_key(job) in store:  # another writer recorded it since the sweep began
+                logger.info("%s: %s recorded by another writer; skipped", config.name, job_key(job))
+                bar.update()
+                continue
             in_flight[task.remote(run, job, resources.cpus)] = job
+            return
 
+    disable = None if progress is None else not progress
     try:
-        for _ in range(window(ray.cluster_resources(), resources)):
-            submit_next()
-        disable = None if progress is None else not progress
+        slots = window(ray.cluster_resources(), resources)
         with tqdm(total=len(pending), desc=config.name, unit="job", disable=disable) as bar:
+            for _ in range(slots):
+                submit_next()
             while in_flight:
                 (ref,), _ = ray.wait(list(in_flight), num_returns=1)
                 job = in_flight.pop(ref)

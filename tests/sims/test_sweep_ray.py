@@ -168,6 +168,31 @@ def test_after_an_error_no_further_job_is_submitted(ray_runtime, tmp_path):
     assert sorted(keys_on_lines(path)) == sorted(keys[1:4])
 
 
+def _records_a_later_job(job, *, log, first, later):
+    """A fake job: ``first`` records the job ``later`` as another writer would, at once;
+    the other jobs take a second."""
+    if job_key(job) == first:
+        ResultStore(log.with_name("store.jsonl")).append({"key": later, "by": "other"})
+    else:
+        time.sleep(1.0)
+    return _logged_fake(job, log=log)
+
+
+def test_a_job_recorded_by_another_writer_before_its_turn_is_not_submitted(ray_runtime, tmp_path):
+    """Six jobs, a window of 4: while the first four run, the first records the sixth as
+    another writer; the sixth is then skipped, never run, and keeps the other record."""
+    config = SweepConfig(
+        name=NAME, base=TINY, grids=({"panel": "p", "pruning.p": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]},)
+    )
+    keys = [job_key(job) for job in config.jobs()]
+    path, log = tmp_path / "store.jsonl", tmp_path / "ran.txt"
+    run = functools.partial(_records_a_later_job, log=log, first=keys[0], later=keys[5])
+    assert run_on_ray(config, config.jobs(), ResultStore(path), progress=False, run=run) == 5
+    assert sorted(log.read_text().split()) == sorted(keys[:5])
+    by = {r["key"]: r["by"] for r in ResultStore(path).records()}
+    assert by == {**dict.fromkeys(keys[:5], "ray"), keys[5]: "other"}
+
+
 @pytest.mark.parametrize(
     ("cluster", "resources", "expected"),
     [
