@@ -73,6 +73,7 @@ def plot_reconstruction_grid(
         columns,
         figsize=(TILE_INCHES * (columns + 1.5), TILE_INCHES * 1.25 * (1 + len(rows))),
         squeeze=False,
+        layout="constrained",  # keeps the title clear of the top row at any height
     )
     for k in range(columns):
         _tile(axes[0, k], originals[k])
@@ -85,7 +86,6 @@ def plot_reconstruction_grid(
         axes[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize="small")
     if title:
         fig.suptitle(title, fontsize="medium")
-    fig.tight_layout()
     return fig
 
 
