@@ -132,6 +132,18 @@ def add_out_argument(parser, command: str) -> None:
     )
 
 
+def add_data_dir_argument(parser) -> None:
+    """Add ``--data-dir DIR`` (default none) to a subcommand's parser or argument group:
+    the folder of a file-based data set's files (MNIST, Fashion-MNIST, CIFAR-10, FEMNIST);
+    the embedded digits and scikit-image's faces and patches need none."""
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of the data set's files (default: none; only mnist, fashion_mnist, "
+        "cifar10 and femnist need one)",
+    )
+
+
 def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The ``pruneleak`` parser with ``commands`` (default: :data:`SUBCOMMANDS`)."""
     parser = Parser(

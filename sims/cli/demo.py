@@ -17,7 +17,7 @@ override either.
 
 from __future__ import annotations
 
-from sims.cli import add_command, add_out_argument
+from sims.cli import add_command, add_data_dir_argument, add_out_argument
 from sims.cli.arguments import (
     finite_float,
     nonnegative_float,
@@ -121,11 +121,7 @@ def register(subparsers) -> None:
         help="the images (faces: 25x25 grey LFW, patches: 32x32 RGB photograph tiles; "
         "mnist, fashion_mnist, cifar10 need --data-dir)" + _defaults("dataset"),
     )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder of the data set's files (default: none, which only the file-based ones need)",
-    )
+    add_data_dir_argument(parser)
     parser.add_argument(
         "--rates",
         type=finite_float,

@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
-from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sims.cli import add_command, add_out_argument
+from sims.cli import add_command, add_data_dir_argument, add_out_argument
 from sims.cli.arguments import (
     finite_float,
     nonnegative_float,
@@ -105,12 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="digits",
         help="data set (split into public and private halves)",
     )
-    data.add_argument(
-        "--data-dir",
-        type=Path,
-        metavar="DIR",
-        help="folder of the data set's files (default: none; digits ships with scikit-learn)",
-    )
+    add_data_dir_argument(data)
     data.add_argument(
         "--model",
         choices=available_models(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from sims.cli import add_command, add_out_argument
+from sims.cli import add_command, add_data_dir_argument, add_out_argument
 from sims.cli.arguments import (
     finite_float,
     nonnegative_float,
@@ -59,12 +59,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--dataset", choices=DATASETS, default=defaults.dataset, help="candidate images"
     )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder of the data set's files (default: none, which only mnist, fashion_mnist and "
-        "cifar10 need)",
-    )
+    add_data_dir_argument(parser)
     parser.add_argument(
         "--p",
         dest="rates",

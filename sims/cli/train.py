@@ -13,9 +13,8 @@ curve without training.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from sims.cli import Parser, add_command, add_out_argument
+from sims.cli import Parser, add_command, add_data_dir_argument, add_out_argument
 from sims.cli.arguments import (
     finite_float,
     nonnegative_int,
@@ -62,12 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument(
         "--dataset", choices=available_datasets(), default=TrainConfig.dataset, help="data set"
     )
-    data.add_argument(
-        "--data-dir",
-        type=Path,
-        metavar="DIR",
-        help="folder of the data set's files (default: none; digits ships with scikit-learn)",
-    )
+    add_data_dir_argument(data)
     data.add_argument(
         "--partition",
         choices=PARTITIONS,
