@@ -280,17 +280,9 @@ def test_ticket_has_the_requested_sparsity_and_rewinds_to_w0(digits, iterations)
     data = split_fedltp_data(digits, num_clients=4, seed=0)
     factory = partial(build_model, "conv1", image_shape=(1, 8, 8), num_classes=10)
     pr = 0.3
-    ticket = find_ticket(
-        factory,
-        data.public,
-        data.public_val,
-        prune_degree=pr,
-        iterations=iterations,
-        steps=20,
-        lr=1e-2,
-        batch_size=32,
-        seed=3,
-    )
+    options = {"prune_degree": pr, "iterations": iterations, "steps": 20, "lr": 1e-2}
+    options |= {"batch_size": 32, "seed": 3}
+    ticket = find_ticket(factory, data.public, data.public_val, **options)
     for name in prunable_names(ticket.init):
         n = ticket.init[name].numel()
         kept = n
@@ -304,17 +296,7 @@ def test_ticket_has_the_requested_sparsity_and_rewinds_to_w0(digits, iterations)
         assert not torch.equal(ticket.trained[name], w0)  # w_j was trained
     assert 0 <= ticket.score <= len(data.public_val)
     # the seed fixes w0: a second call gives the same ticket
-    again = find_ticket(
-        factory,
-        data.public,
-        data.public_val,
-        prune_degree=pr,
-        iterations=iterations,
-        steps=20,
-        lr=1e-2,
-        batch_size=32,
-        seed=3,
-    )
+    again = find_ticket(factory, data.public, data.public_val, **options)
     assert again.mask.equals(ticket.mask)
 
 
