@@ -16,6 +16,11 @@ Modules (one idea each; every public name is re-exported here):
   the secret is a uniform :math:`B`-subset of the candidates (:math:`N = \binom{M}{B}`),
   the release the noisy mean of its members' releases; exact posterior over all :math:`N`
   subsets when :math:`N` is small enough, else an InfoNCE / leave-one-out bracket.
+- ``posterior``: releases that are random given the secret, or not one vector plus
+  isotropic noise: from per-draw log-likelihoods over the candidates (computed by
+  ``sims``), ``posterior_leakage`` (exact likelihood: Monte Carlo value) and
+  ``posterior_bracket`` (hidden randomness: :math:`I(X;Y,U)` above, Barber-Agakov with
+  any critic below) -> ``PosteriorLeakage``.
 - ``binary``: two candidates, the binary-input Gaussian channel by quadrature
   (``binary_channel_bits``) and :math:`\Phi(d/(2s))` (``binary_channel_success``).
 - ``ceiling``: ``ceiling_bits(M, B)`` :math:`= B\log_2 M`, the secret's entropy bound
@@ -47,6 +52,7 @@ from bounds.leakage.exact import ExactLeakage, exact_leakage
 from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
 from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
 from bounds.leakage.intervals import clopper_pearson_interval
+from bounds.leakage.posterior import PosteriorLeakage, posterior_bracket, posterior_leakage
 from bounds.leakage.reconstruction import (
     dp_reconstruction_bound,
     gaussian_mechanism_success_bound,
@@ -59,6 +65,7 @@ __all__ = [
     "STATUSES",
     "BatchLeakage",
     "ExactLeakage",
+    "PosteriorLeakage",
     "batch_leakage",
     "binary_channel_bits",
     "binary_channel_success",
@@ -72,5 +79,7 @@ __all__ = [
     "gaussian_mechanism_success_bound",
     "gdp_reconstruction_bound",
     "max_pairwise_distance",
+    "posterior_bracket",
+    "posterior_leakage",
     "theorem1_status",
 ]

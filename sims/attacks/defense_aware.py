@@ -41,7 +41,7 @@ client ``i``'s upload ``w_hat = m_hat ⊙ w_bar`` of round ``t`` (:mod:`sims.def
 The masks are exact for the fixed defenses under FedSGD, and so is the point without
 Pseudo-Pruning; with it the point is as good as the replayed reconstruction. PriPrune's
 adaptive defense (:mod:`sims.defenses.adaptive`) steps by ``lambda_acc * lr`` (pass that
-as ``lr``: :attr:`sims.sweep.job.DefenseSpec.step_scale`) and, from a client's second
+as ``lr``: :attr:`sims.defenses.DefenseSpec.step_scale`) and, from a client's second
 round on, mixes its whole previous trained model into every local step's forward pass at
 coordinates drawn with its private probabilities ``alpha``; the attack models neither,
 so against it the attack is exact only at a client's first round.
@@ -129,6 +129,14 @@ class DefenseAwareObserver:
         self.gradient_at = check_choice("gradient_at", gradient_at, func=func, choices=AWARE_POINTS)
         self.records: list[dict] = []
         self._last_withheld: dict[int, dict[str, torch.Tensor]] = {}
+
+    def fork(self) -> DefenseAwareObserver:
+        """A new observer with no records and this one's per-client state (what each client
+        withheld at its last upload seen): to record alternative uploads of the same round
+        without one changing what is stale for the other."""
+        other = DefenseAwareObserver(pseudo=self.pseudo, gradient_at=self.gradient_at)
+        other._last_withheld = dict(self._last_withheld)
+        return other
 
     def __call__(
         self, t: int, client: int, global_params: Params, sent: Params, mask: Mask, batch

@@ -1,7 +1,9 @@
 """``pruneleak leakage``: exact leakage, valid bounds, Theorem 1 and attack lower bounds, in bits.
 
-One record per (p, noise) in ``leakage.jsonl`` under ``--out``, resumable: a rerun with
-the same settings reads finished (p, noise) back (:mod:`sims.experiments.leakage`).
+The release is one FedSGD step by default; ``--rounds``, ``--local-steps`` and
+``--defense`` choose another release mechanism (:mod:`sims.releases`). One record per
+(p, noise) in ``leakage.jsonl`` under ``--out``, resumable: a rerun with the same settings
+reads finished (p, noise) back (:mod:`sims.experiments.leakage`).
 Draws ``leakage_bits.{png,pdf}`` there (:func:`sims.plots.leakage.plot_leakage_bits`) and
 ``leakage_reconstructions.{png,pdf}``, the attacked targets above SGI's and GI's
 reconstructions per (p, noise) (kept under ``reconstructions/``), and prints a table, or
@@ -21,10 +23,14 @@ from sims.cli.arguments import (
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
+from sims.defenses import DEFENSES, DefenseSpec
 from sims.experiments.leakage import (
     DATASETS,
+    MODELS,
     LeakageConfig,
+    format_attacks_table,
     format_estimates_table,
+    format_rounds_table,
     format_table,
     run_leakage,
 )
@@ -61,6 +67,13 @@ def register(subparsers) -> None:
     )
     add_data_dir_argument(parser)
     parser.add_argument(
+        "--model",
+        choices=MODELS,
+        default=defaults.model,
+        help="the attacked model: the demo's small sigmoid network, or PriPrune's Conv-2 "
+        "(6.6 M weights; the images are resized to 28x28)",
+    )
+    parser.add_argument(
         "--p",
         dest="rates",
         type=finite_float,
@@ -90,6 +103,75 @@ def register(subparsers) -> None:
         type=positive_int,
         metavar="M",
         help="candidate images, at least 2 (default: the whole data set, 1797 digits)",
+    )
+    release = parser.add_argument_group("release mechanism (default: one FedSGD step)")
+    release.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=defaults.rounds,
+        metavar="T",
+        help="rounds in which the target takes part with its batch; the release is its T "
+        "uploads, and the leakage after 1, 2, 4, ... rounds is printed beside PriPrune's "
+        "Corollary 1",
+    )
+    release.add_argument(
+        "--local-steps",
+        type=positive_int,
+        default=defaults.local_steps,
+        metavar="TAU",
+        help="full-batch local steps per round (FedAvg on the batch)",
+    )
+    release.add_argument(
+        "--other-clients",
+        type=nonnegative_int,
+        default=defaults.other_clients,
+        metavar="K",
+        help="clients beside the target in every round (and warm-up round), each with a "
+        "fixed batch of B training images",
+    )
+    release.add_argument(
+        "--defense",
+        choices=DEFENSES,
+        default="none",
+        help="the target's client-side defense on the released round (PriPrune's Largest, "
+        "Random, Mix at --defense-rate, or its adaptive Gumbel defense)",
+    )
+    release.add_argument(
+        "--pseudo", action="store_true", help="Pseudo-Pruning instead of real pruning"
+    )
+    release.add_argument(
+        "--defense-rate",
+        type=finite_float,
+        default=None,
+        metavar="RATE",
+        help="fraction of the base-kept weights the fixed defenses withhold, in [0, 1] "
+        "(default 0.3)",
+    )
+    for name, what in (
+        ("lambda-acc", "eq. (16)'s lambda_acc"),
+        ("lambda-pri", "eq. (16)'s lambda_pri"),
+        ("lambda-sha", "eq. (16)'s lambda_sha"),
+        ("alpha-lr", "step size of alpha (default: the client's lr)"),
+    ):
+        release.add_argument(
+            f"--{name}",
+            type=finite_float,
+            default=None,
+            help=f"PriPrune's {what}; only with --defense priprune",
+        )
+    release.add_argument(
+        "--warmup-rounds",
+        type=nonnegative_int,
+        default=defaults.warmup_rounds,
+        metavar="R",
+        help="rounds of FL on training batches before the released round (they give "
+        "Pseudo-Pruning and PriPrune their state, and set the model's accuracy)",
+    )
+    release.add_argument(
+        "--randomness-draws",
+        type=positive_int,
+        default=defaults.randomness_draws,
+        help="Monte Carlo draws of a release with hidden randomness (PriPrune)",
     )
     parser.add_argument(
         "--samples",
@@ -150,11 +232,36 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def _defense_from_args(args) -> DefenseSpec:
+    """The defense's configuration: the options given, the rest at their defaults (a
+    value the chosen defense does not read is refused by :class:`DefenseSpec`)."""
+    given = {
+        "rate": args.defense_rate,
+        "lambda_acc": args.lambda_acc,
+        "lambda_pri": args.lambda_pri,
+        "lambda_sha": args.lambda_sha,
+        "alpha_lr": args.alpha_lr,
+    }
+    options = {name: value for name, value in given.items() if value is not None}
+    if args.defense == "none" and args.pseudo:
+        raise ValueError("--pseudo needs a --defense (largest, random, mix or priprune).")
+    if args.defense != "none":
+        options["pseudo"] = args.pseudo
+    return DefenseSpec(name=args.defense, **options)
+
+
 def config_from_args(args) -> LeakageConfig:
     """The study's configuration from the parsed command line."""
     return LeakageConfig(
         dataset=args.dataset,
         data_dir=args.data_dir,
+        model=args.model,
+        rounds=args.rounds,
+        local_steps=args.local_steps,
+        other_clients=args.other_clients,
+        defense=_defense_from_args(args),
+        warmup_rounds=args.warmup_rounds,
+        randomness_draws=args.randomness_draws,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),
         batch_size=args.batch_size,
@@ -192,6 +299,11 @@ def run(args) -> int:
             print(json.dumps(_public(record), sort_keys=True))
         return 0
     print(format_table(records))
+    print()
+    print(format_attacks_table(records))
+    if any("by_rounds" in r for r in records):
+        print()
+        print(format_rounds_table(records))
     if any(any((r.get("estimates_bits") or {}).values()) for r in records):
         print()
         print(format_estimates_table(records))

@@ -1,7 +1,8 @@
 """Client-side privacy defenses of pruned FL: PriPrune's fixed defense masks (Largest,
 Random, Mix), real or Pseudo-Pruning (:mod:`sims.defenses.masks`,
 :mod:`sims.defenses.client`), and its adaptive Gumbel-Softmax defense
-(:mod:`sims.defenses.adaptive`)."""
+(:mod:`sims.defenses.adaptive`); :class:`DefenseSpec` configures any of them
+(:mod:`sims.defenses.spec`)."""
 
 from sims.defenses.adaptive import (
     ALPHA_EPS,
@@ -12,11 +13,14 @@ from sims.defenses.adaptive import (
 )
 from sims.defenses.client import Defense, FixedDefense, withheld_fraction
 from sims.defenses.masks import STRATEGIES, defense_mask
+from sims.defenses.spec import DEFENSES, DefenseSpec
 
 __all__ = [
     "ALPHA_EPS",
+    "DEFENSES",
     "STRATEGIES",
     "Defense",
+    "DefenseSpec",
     "FixedDefense",
     "PriPruneDefense",
     "defense_mask",

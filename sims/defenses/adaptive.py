@@ -74,6 +74,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 import torch
 from torch import nn
+from torch.func import grad_and_value, vjp
 
 from bounds.validation import check_real
 from sims.core.functional import batch_loss, detached
@@ -125,6 +126,64 @@ def privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
         share = magnitude / torch.where(layer_sum > 0, layer_sum, 1.0)
         out[n] = grads[n].numel() / total * share
     return out
+
+
+def priprune_step(
+    model: nn.Module,
+    w: Params,
+    alpha: Params,
+    tilde: Params,
+    noise: Params,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    mask: Mask,
+    *,
+    lr: float,
+    alpha_lr: float,
+    lambda_acc: float,
+    lambda_pri: float,
+    lambda_sha: float,
+    temperature: float,
+    gradient_at: str,
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], dict[str, torch.Tensor], torch.Tensor]:
+    """One local step of Algorithm 3 (lines 5-10, module docstring) as a pure function.
+
+    ``alpha``, ``tilde`` and ``noise`` (the ``(2, *shape)`` Gumbel draws of eq. 18) hold
+    one tensor per prunable name of ``w``. The straight-through masks of line 5 combine
+    ``w`` with ``tilde`` (line 6) into ``v`` (line 7, ``m ⊙ w_in`` with
+    ``gradient_at="masked"``); the gradient of ``L_acc`` at ``v`` gives the weight step
+    (line 9) and, pulled back through the masks (``torch.func.vjp``), the gradient of
+    ``L_acc`` in ``alpha`` (line 10, with eq. 17's weights from the same gradient).
+    Written with ``torch.func`` only, so it runs under ``vmap`` (one candidate batch per
+    row, :mod:`sims.releases.priprune`) and in :meth:`PriPruneDefense.local_update`.
+
+    Returns:
+        ``(w_next, alpha_next, g, loss)``: the stepped weights, alpha after the clamped
+        step, the dense gradient ``grad_v L_acc`` and the loss ``L_acc`` at ``v``.
+    """
+    names = list(alpha)
+
+    def combined(a):
+        w_in = dict(w)
+        for n in names:
+            m = gumbel_share_mask(a[n], noise[n], temperature)
+            w_in[n] = m * w[n] + (1 - m) * tilde[n]
+        return mask.apply(w_in) if gradient_at == "masked" else w_in
+
+    v, pull_back = vjp(combined, dict(alpha))
+    g, loss = grad_and_value(batch_loss, argnums=1)(model, v, images, labels)
+    (g_alpha_acc,) = pull_back(g)
+    g_w = mask.apply(g) if gradient_at == "masked" else g  # grad of L_acc wrt w_in
+    c = privacy_weights({n: g_w[n] for n in names})
+    alpha_next = {
+        n: (
+            alpha[n]
+            - alpha_lr * (lambda_acc * g_alpha_acc[n] - lambda_pri * c[n] / alpha[n] + lambda_sha)
+        ).clamp(ALPHA_EPS, 1 - ALPHA_EPS)
+        for n in names
+    }
+    w_next = mask.apply({n: v[n] - lr * lambda_acc * g_w[n] for n in v})
+    return w_next, alpha_next, g, loss
 
 
 class PriPruneDefense(Defense):
@@ -193,6 +252,30 @@ class PriPruneDefense(Defense):
             }
         return self.alpha[client_id]
 
+    def combination_weights(self, client_id: int, start: Params) -> dict[str, torch.Tensor]:
+        """``w_tilde`` of line 6 for client ``client_id`` (module docstring): its trained
+        model of its previous round with Pseudo-Pruning (``start`` at its first round),
+        zeros with real pruning; one tensor per prunable name of ``start``."""
+        names = prunable_names(start)
+        if not self.pseudo:
+            return {n: torch.zeros_like(start[n]) for n in names}
+        saved = self._withheld.get(client_id)
+        if saved is None:
+            return {n: start[n] for n in names}
+        return {n: saved[n][1].to(start[n].device) for n in names}
+
+    def step_options(self, lr: float, gradient_at: str) -> dict:
+        """The keyword options of :func:`priprune_step` for this defense and client ``lr``."""
+        return {
+            "lr": lr,
+            "alpha_lr": lr if self.alpha_lr is None else self.alpha_lr,
+            "lambda_acc": self.lambda_acc,
+            "lambda_pri": self.lambda_pri,
+            "lambda_sha": self.lambda_sha,
+            "temperature": self.temperature,
+            "gradient_at": gradient_at,
+        }
+
     def local_update(
         self,
         t: int,
@@ -207,50 +290,27 @@ class PriPruneDefense(Defense):
         on_gradient: Callable[[dict[str, torch.Tensor]], None] | None = None,
         on_loss: Callable[[torch.Tensor], None] | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Algorithm 3 lines 3-11: joint steps on the weights and alpha (module docstring)."""
+        """Algorithm 3 lines 3-11: joint steps on the weights and alpha (module docstring),
+        one :func:`priprune_step` per batch."""
         w = detached(start)
         names = prunable_names(w)
         alpha = self._client_alpha(client_id, w)
-        saved = self._withheld.get(client_id) if self.pseudo else None
-        if not self.pseudo:
-            tilde = {n: torch.zeros_like(w[n]) for n in names}
-        elif saved is None:
-            tilde = {n: w[n] for n in names}
-        else:
-            tilde = {n: saved[n][1].to(w[n].device) for n in names}
+        tilde = self.combination_weights(client_id, w)
         device = w[names[0]].device if names else torch.device("cpu")
         generator = torch.Generator(device=device).manual_seed(
             derived_seed(self.seed, t, client_id)
         )
-        alpha_lr = lr if self.alpha_lr is None else self.alpha_lr
+        options = self.step_options(lr, gradient_at)
         for images, labels in batches:
-            leaf = {n: value.requires_grad_() for n, value in detached(w).items()}
-            a = {n: alpha[n].detach().requires_grad_() for n in names}
-            w_in = dict(leaf)
-            for n in names:  # line 6 with the straight-through sample of line 5
-                noise = self.draw_noise(tuple(w[n].shape), generator, device)
-                m = gumbel_share_mask(a[n], noise, self.temperature)
-                w_in[n] = m * leaf[n] + (1 - m) * tilde[n]
-            v = mask.apply(w_in) if gradient_at == "masked" else w_in  # line 7
-            loss = batch_loss(model, v, images, labels)
-            grads = torch.autograd.grad(loss, [v[n] for n in w] + [a[n] for n in names])
-            g = dict(zip(w, grads[: len(w)], strict=True))
+            noise = {n: self.draw_noise(tuple(w[n].shape), generator, device) for n in names}
+            w, new_alpha, g, loss = priprune_step(
+                model, w, alpha, tilde, noise, images, labels, mask, **options
+            )
+            alpha.update(new_alpha)
             if on_gradient is not None:
                 on_gradient(g)
             if on_loss is not None:
                 on_loss(loss.detach())
-            g_w = mask.apply(g) if gradient_at == "masked" else g  # grad of L_acc wrt w_in
-            c = privacy_weights({n: g_w[n] for n in names})
-            for n, g_acc_alpha in zip(names, grads[len(w) :], strict=True):  # line 10
-                g_alpha = (
-                    self.lambda_acc * g_acc_alpha
-                    - self.lambda_pri * c[n] / alpha[n]
-                    + self.lambda_sha
-                )
-                alpha[n] = (alpha[n] - alpha_lr * g_alpha).clamp(ALPHA_EPS, 1 - ALPHA_EPS)
-            w = mask.apply(  # line 9, eq. (1) on the combined weights
-                {n: w_in[n].detach() - lr * self.lambda_acc * g_w[n] for n in w}
-            )
         return w
 
     def shared_mask(self, t, client_id, start, trained, base) -> Mask:

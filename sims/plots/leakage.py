@@ -23,20 +23,20 @@ _CURVES = (
     ("ceiling_bits", "ceiling log2 N (N = C(M, B) batches)", "black", "-", ""),
     ("exact_bits", "exact I(X; Y) (95% CI band)", "tab:blue", "-", "o"),
     ("gaussian_bound_bits", "Gaussian-channel bound (s > 0)", "tab:orange", "--", "d"),
-    ("fano_sgi", "Fano lower bound from SGI", "tab:green", ":", "v"),
-    ("fano_gi", "Fano lower bound from GI", "tab:olive", "-.", "v"),
 )
+#: (colour, line style, marker) of each attack's Fano bound and success curves, by the
+#: attack's name in the records (:mod:`sims.experiments.leakage.attacks`).
+_ATTACKS = {
+    "sgi": ("tab:green", ":", "v"),
+    "gi": ("tab:olive", "-.", "^"),
+    "sgi_aware": ("tab:cyan", "--", "s"),
+}
 _THEOREM1 = {
     "published": ("Theorem 1 as published", "tab:red", "-"),
     "corrected": ("Theorem 1 corrected", "tab:purple", "--"),
 }
+_ATTACK_LABELS = {"sgi": "SGI", "gi": "GI", "sgi_aware": "defense-aware SGI"}
 _ESTIMATORS = {"ksg": "KSG", "mine": "MINE", "hmine": "H-MINE"}
-
-
-def _value(record: dict, field: str) -> float | None:
-    if field.startswith("fano_"):
-        return record["fano_lower_bits"][field.removeprefix("fano_")]
-    return record[field]
 
 
 def _finite(xs: Sequence[float], ys: Sequence[float | None]) -> tuple[list, list]:
@@ -56,7 +56,7 @@ def _bits_panel(ax, s: float, rows: list[dict]) -> None:
     ps = [r["p"] for r in rows]
     tag = f"s={s:g}"
     for field, label, colour, style, marker in _CURVES:
-        xs, ys = _finite(ps, [_value(r, field) for r in rows])
+        xs, ys = _finite(ps, [r[field] for r in rows])
         if xs:
             ax.plot(
                 xs,
@@ -66,6 +66,18 @@ def _bits_panel(ax, s: float, rows: list[dict]) -> None:
                 color=colour,
                 label=label,
                 gid=f"{field.removesuffix('_bits')}/{tag}",
+            )
+    for attack, (colour, style, marker) in _ATTACKS.items():
+        if attack in rows[0]["fano_lower_bits"]:
+            xs, ys = _finite(ps, [r["fano_lower_bits"][attack] for r in rows])
+            ax.plot(
+                xs,
+                ys,
+                linestyle=style,
+                marker=marker,
+                color=colour,
+                label=f"Fano lower bound from {_ATTACK_LABELS[attack]}",
+                gid=f"fano_{attack}/{tag}",
             )
     ax.fill_between(
         ps,
@@ -161,14 +173,15 @@ def _success_panel(ax, groups: dict[float, list[dict]]) -> None:
             alpha=0.7,
             gid=f"dp_success_bound/{tag}",
         )
-        for attack, (marker, style) in {"sgi": ("v", "--"), "gi": ("^", ":")}.items():
+        for attack in rows[0]["attack_success"]:
+            _, style, marker = _ATTACKS[attack]
             ax.plot(
                 ps,
                 [r["attack_success"][attack] for r in rows],
                 linestyle=style,
                 marker=marker,
                 color=colour,
-                label=f"{attack.upper()} attack, s = {s:g}",
+                label=f"{_ATTACK_LABELS[attack]} attack, s = {s:g}",
                 gid=f"attack_success_{attack}/{tag}",
             )
     first = next(iter(groups.values()))
@@ -419,17 +432,18 @@ def plot_leakage_bits(records: Sequence[dict], estimate_records: Sequence[dict] 
 def leakage_reconstruction_rows(config, directory):
     """The grid of :func:`sims.experiments.leakage.run_leakage` run with ``config`` (a
     :class:`~sims.experiments.leakage.LeakageConfig`) from the files it kept in
-    ``directory``: the targets' images and, per (p, s) in grid order, SGI's then GI's
-    reconstructions of them, labelled ``"SGI p=0.5 s=0.01"``
-    (:func:`sims.plots.reconstructions.shared_original_rows`); None when none was kept."""
+    ``directory``: the targets' images and, per (p, s) in grid order, each attack's
+    reconstructions of them (``config.attacks``: SGI then GI, or SGI unaware then aware),
+    labelled ``"SGI p=0.5 s=0.01"`` (:func:`sims.plots.reconstructions.shared_original_rows`);
+    None when none was kept."""
     from sims.experiments.leakage import reconstruction_key
     from sims.plots.reconstructions import kept_rows
 
     fp = config.fingerprint()
     labelled = [
-        (f"{attack.upper()} p={p:g} s={s:g}", reconstruction_key(fp, p, s, attack))
+        (f"{_ATTACK_LABELS[attack]} p={p:g} s={s:g}", reconstruction_key(fp, p, s, attack))
         for p in config.rates
         for s in config.noise_stds
-        for attack in ("sgi", "gi")
+        for attack in config.attacks
     ]
     return kept_rows(directory, labelled)

@@ -9,7 +9,7 @@ One job (:func:`run_job`) is one FL run and the attacks on it:
    scheme (:class:`sims.sweep.job.PruningSpec`) prunes it at rate ``p``;
 2. ``fed.rounds`` (T) rounds of FedSGD (:func:`sims.fl.server.run_federated`, batch size
    B, ``fed.local_epochs`` local steps, client lr ``fed.lr``), the clients running the
-   job's defense (:class:`sims.sweep.job.DefenseSpec`; PriPrune's Largest / Random / Mix,
+   job's defense (:class:`sims.defenses.DefenseSpec`; PriPrune's Largest / Random / Mix,
    real or Pseudo, or its adaptive Algorithm 3) after the base scheme; the server keeps
    every upload of the target clients ``0 .. targets - 1``
    (:class:`sims.attacks.defense_aware.DefenseAwareObserver`, which also notes what a

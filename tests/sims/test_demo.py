@@ -22,7 +22,7 @@ from sims.experiments.demo import (
     run_demo,
     summarize,
 )
-from sims.experiments.leakage import _World
+from sims.experiments.leakage import World
 from sims.plots.leakage import plot_leakage_bits
 
 #: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s; the
@@ -212,11 +212,11 @@ def test_leakage_part_studies_the_demo_model_and_masks():
     assert leakage_config.rates == (0.5,) and leakage_config.candidates == 8
     assert leakage_config.stats_samples == min(TINY["stats_samples"], 8)
     assert (leakage_config.seed, leakage_config.client_lr) == (config.seed, config.client_lr)
-    demo, study = _DemoWorld(config), _World(leakage_config)
+    demo, study = _DemoWorld(config), World(leakage_config)
     for name, weight in demo.params.items():
         torch.testing.assert_close(study.params[name], weight, rtol=0, atol=0)
-    assert study.at_rate(0.5)[0].equals(demo.mask(0.5))
-    assert study.at_rate(0.5)[0].num_kept() < demo.mask(0.0).num_kept()  # 0.5 really prunes
+    assert study.at_rate(0.5).mask.equals(demo.mask(0.5))
+    assert study.at_rate(0.5).mask.num_kept() < demo.mask(0.0).num_kept()  # 0.5 really prunes
 
 
 def _record(p, s, *, exact, published, corrected, status, gaussian=None, estimates=None):

@@ -16,7 +16,7 @@ from bounds.leakage import gaussian_channel_bound_bits
 from sims.attacks import identify
 from sims.cli import main
 from sims.core.gradstats import gradient_statistics
-from sims.experiments.leakage import LeakageConfig, _World, run_leakage
+from sims.experiments.leakage import LeakageConfig, World, run_leakage
 from sims.plots.leakage import leakage_reconstruction_rows
 
 REQUIRED = {
@@ -108,8 +108,7 @@ def test_sensitivity_and_dp_bound_against_brute_force():
         candidates=6, rates=(0.5,), noise_stds=(0.05,), samples=64, attack_targets=1,
         attack_iterations=1, stats_samples=4, device="cpu",
     )  # fmt: skip
-    _, releases, _ = _World(config).at_rate(0.5)
-    r = releases.numpy()
+    r = World(config).at_rate(0.5).mechanism.single_releases()
     brute = max(np.linalg.norm(r[i] - r[j]) for i in range(6) for j in range(6))
     (record,) = run_leakage(config, progress=False)
     assert record["sensitivity"] == pytest.approx(brute, rel=1e-12)
@@ -125,8 +124,8 @@ def test_theorem1_is_reevaluated_on_the_first_n_candidates():
     )  # fmt: skip
     (record,) = run_leakage(config, progress=False)
     rows = record["theorem1_by_samples"]
-    world = _World(config)
-    mask = world.at_rate(0.5)[0]
+    world = World(config)
+    mask = world.at_rate(0.5).mask
     point = mask.apply(world.params)
     for n, row in zip((3, 9), rows, strict=True):
         stats_n = gradient_statistics(
@@ -147,14 +146,13 @@ def test_batches_of_two_bounds_in_order_and_the_gaussian_bound_of_the_means():
     silent, noisy = run_leakage(config, progress=False)
     for row in (silent, noisy):
         assert row["ceiling_bits"] == pytest.approx(math.log2(28), abs=1e-12)
-        assert row["exact_method"] in ("exact", "enumerated")
+        assert row["exact_method"] in ("exact", "monte_carlo")
         low, high = row["exact_ci_bits"]
         assert max(row["fano_lower_bits"].values()) <= high and low <= row["ceiling_bits"]
     assert silent["exact_bits"] == pytest.approx(math.log2(28), abs=1e-12)  # distinct means
     # The Gaussian-channel bound on the covariance of the 28 batch means, built here by
     # enumerating the batches (the study uses the finite-population correction instead).
-    _, releases, _ = _World(config).at_rate(0.5)
-    r = releases.numpy()
+    r = World(config).at_rate(0.5).mechanism.single_releases()
     means = np.array([(r[i] + r[j]) / 2 for i, j in itertools.combinations(range(8), 2)])
     want = gaussian_channel_bound_bits(means, 0.05)
     assert noisy["gaussian_bound_bits"] == pytest.approx(want, rel=1e-9)
@@ -194,7 +192,7 @@ def test_the_attacked_targets_and_their_reconstructions_are_kept_and_drawn(tmp_p
         noise_stds=(0.0, 0.05),
         device="cpu",
     )
-    world = _World(config)
+    world = World(config)
     originals, rows = leakage_reconstruction_rows(config, tmp_path / "reconstructions")
     expected = world.images[world.targets.flatten()].numpy()
     np.testing.assert_allclose(originals, expected, atol=2.0**-11)

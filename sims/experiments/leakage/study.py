@@ -1,0 +1,314 @@
+"""One record per (p, s): the exact leakage of the configured release beside its bounds and
+attacks (:mod:`sims.experiments.leakage`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from bounds import leakage, priprune
+from sims.core.reconstructions import save_reconstructions
+from sims.core.store import ResultStore
+from sims.experiments.leakage.attacks import describe, run_attacks
+from sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
+from sims.experiments.leakage.estimates import estimates
+from sims.experiments.leakage.world import RoundState, World, seed_of
+from sims.pruning.schemes import derived_seed
+from sims.releases import LeakageValue, ReleaseGeometry, secret_batches
+
+
+def job_key(config_fingerprint: str, p: float, s: float) -> str:
+    """The store key of (p, s): exact float reprs, so that close values never share one."""
+    return f"{config_fingerprint}/p={p!r}/noise={s!r}"
+
+
+def reconstruction_key(config_fingerprint: str, p: float, s: float, attack: str) -> str:
+    """Where :func:`run_leakage` keeps ``attack``'s reconstructions at (p, s)
+    (:mod:`sims.core.reconstructions`): under the job's store key."""
+    return f"leakage/{job_key(config_fingerprint, p, s)}/{attack}"
+
+
+def _exact_fields(value: LeakageValue) -> dict:
+    return {
+        "exact_bits": value.bits,
+        "exact_ci_bits": list(value.ci_bits),
+        "exact_is_exact": value.method == "exact",
+        "exact_method": value.method,
+        "exact_bracket_bits": None if value.bracket_bits is None else list(value.bracket_bits),
+        "bayes_success": value.bayes_success,
+        "bayes_success_ci": None
+        if value.bayes_success_ci is None
+        else list(value.bayes_success_ci),
+    }
+
+
+def _noisy(clean: torch.Tensor, shared: torch.Tensor | None, s: float, seed: int) -> torch.Tensor:
+    """``clean`` (targets x k) plus ``N(0, s^2)`` on the sent coordinates (all, or ``shared``)."""
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(clean.shape, generator=generator, dtype=torch.float64)
+    noise = noise.to(clean.device)
+    return clean + s * (noise if shared is None else noise * shared)
+
+
+def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict, torch.Tensor]:
+    """One FedSGD step: :func:`bounds.leakage.batch_leakage` on the single releases."""
+    config = world.config
+    cache = state.cache
+    if "singles" not in cache:
+        cache["singles"] = state.mechanism.single_releases()
+        cache["sensitivity"] = leakage.max_pairwise_distance(cache["singles"])
+    releases = cache["singles"]
+    m, b = config.candidates, config.batch_size
+    exact = leakage.batch_leakage(
+        releases,
+        s,
+        b,
+        samples=config.samples,
+        confidence=CONFIDENCE,
+        seed=seed_of(config.seed, p, s, "exact"),
+    )
+    gaussian = None
+    if s > 0:  # the batch mean's covariance: finite-population correction (package docstring)
+        correction = (m - b) / (b * (m - 1))
+        gaussian = leakage.gaussian_channel_bound_bits(releases * math.sqrt(correction), s)
+    fields = {
+        **_exact_fields(LeakageValue.of(exact)),
+        "gaussian_bound_bits": gaussian,
+        "sensitivity": cache["sensitivity"],
+        "dp_success_bound": leakage.gaussian_mechanism_success_bound(
+            exact.secrets, cache["sensitivity"], s
+        ),
+        "estimates_bits": estimates(world, torch.from_numpy(releases), p, s),
+    }
+    clean = torch.from_numpy(releases)[world.targets].mean(dim=1)
+    return fields, clean
+
+
+def _round_geometries(world: World, state: RoundState) -> dict:
+    """Per round the geometry of the target's upload alone, and the geometry of the first
+    ``T'`` uploads for every ``T'`` of ``round_counts`` (one simulation of all rounds)."""
+    cache = state.cache
+    if "rounds" not in cache:
+        counts = set(world.config.round_counts())
+        mechanism = state.mechanism
+        n = mechanism.secrets().shape[0]
+        total, alone, upto = ReleaseGeometry(n), [], {}
+        for t, rows in enumerate(mechanism.uploads(), start=1):
+            if t == 1:
+                cache["first"] = torch.from_numpy(rows)
+            single = ReleaseGeometry(n)
+            single.add(rows)
+            alone.append(single)
+            total.add(rows)
+            if t in counts:
+                upto[t] = (total.gram.copy(), total.groups.copy())
+        cache["rounds"] = (alone, upto)
+    return cache["rounds"]
+
+
+def _geometry(gram: np.ndarray, groups: np.ndarray) -> ReleaseGeometry:
+    geometry = ReleaseGeometry(len(groups))
+    geometry.gram, geometry.groups = gram, groups
+    return geometry
+
+
+def _secret_rows(world: World) -> list[int]:
+    """Row of each attack target in the mechanisms' table of secrets (every B-subset of
+    the candidates in lexicographic order, :func:`sims.releases.secret_batches`)."""
+    config = world.config
+    secrets = secret_batches(config.candidates, config.batch_size)
+    index = {tuple(row.tolist()): i for i, row in enumerate(secrets)}
+    return [index[tuple(sorted(t.tolist()))] for t in world.targets]
+
+
+def _rounds(world: World, state: RoundState, p: float, s: float) -> tuple[dict, torch.Tensor]:
+    """``T`` rounds (or ``tau > 1`` steps): exact leakage of the concatenated uploads after
+    each ``T'``, beside the per-round sum (conditionally independent rounds given ``X``:
+    ``I(X; Y_1..Y_T) <= sum_t I(X; Y_t)``) and Corollary 1."""
+    config = world.config
+    alone, upto = _round_geometries(world, state)
+    options = {"samples": config.samples, "confidence": CONFIDENCE}
+    per_round = [
+        g.leakage(s, seed=seed_of(config.seed, p, s, "round", t), **options)
+        for t, g in enumerate(alone, start=1)
+    ]
+    by_rounds = []
+    for t in config.round_counts():
+        geometry = _geometry(*upto[t])
+        value = geometry.leakage(s, seed=seed_of(config.seed, p, s, "exact", t), **options)
+        factor = geometry.factor() if s > 0 else None
+        sensitivity = None if factor is None else leakage.max_pairwise_distance(factor)
+        by_rounds.append(
+            {
+                "rounds": t,
+                **_exact_fields(value),
+                "per_round_sum_bits": sum(v.bits for v in per_round[:t]),
+                "per_round_sum_ci_bits": [
+                    sum(v.ci_bits[0] for v in per_round[:t]),
+                    sum(v.ci_bits[1] for v in per_round[:t]),
+                ],
+                "gaussian_bound_bits": None
+                if factor is None
+                else leakage.gaussian_channel_bound_bits(factor, s),
+                "sensitivity": sensitivity,
+                "dp_success_bound": None
+                if sensitivity is None
+                else leakage.gaussian_mechanism_success_bound(value.secrets, sensitivity, s),
+                "corollary1_published_bits": _corollary1(world, state, p, t, corrected=False),
+                "corollary1_corrected_bits": _corollary1(world, state, p, t, corrected=True),
+            }
+        )
+    last = by_rounds[-1]
+    fields = {key: value for key, value in last.items() if key != "rounds"}
+    fields["by_rounds"] = by_rounds
+    clean = state.cache["first"][_secret_rows(world)]
+    return fields, clean
+
+
+def _corollary1(world: World, state: RoundState, p: float, t: int, *, corrected: bool) -> float:
+    """PriPrune's Corollary 1 after ``t`` rounds (bits): ``t`` times Theorem 1 at the
+    released round's ``d*`` and ``Delta`` (constant parameters)."""
+    fields, b = state.fields, world.config.batch_size
+    inputs = {"p": p, "B": b, "d_star": fields["d_star"], "delta": fields["delta_nats"], "T": t}
+    if corrected:
+        d = sum(v.numel() for v in world.params.values())
+        return float(priprune.multi_round_bound_corrected(d=d, **inputs))
+    return float(priprune.multi_round_bound(**inputs))
+
+
+def _defended(world: World, state: RoundState, p: float, s: float) -> tuple[dict, tuple]:
+    """One defended round (:mod:`sims.releases`): exact (fixed defenses) or bracketed
+    (PriPrune) leakage; the targets' uploads under one draw of the defense's randomness."""
+    config = world.config
+    mechanism = state.mechanism
+    draws = config.randomness_draws if config.defense.name == "priprune" else config.samples
+    value = mechanism.leakage(
+        s, samples=draws, confidence=CONFIDENCE, seed=seed_of(config.seed, p, s, "exact")
+    )
+    rows = _secret_rows(world)
+    draw = seed_of(config.seed, p, s, "upload")
+    if config.defense.name == "priprune":
+        trained, shared = mechanism.outcomes(derived_seed(draw))
+        clean, flags = trained[rows], shared[rows]
+    else:
+        uploads = [
+            mechanism.upload(i, torch.Generator().manual_seed(derived_seed(draw, k)))
+            for k, i in enumerate(rows)
+        ]
+        clean = torch.stack([values for values, _ in uploads])
+        flags = torch.stack([shared for _, shared in uploads])
+    fields = {
+        **_exact_fields(value),
+        "gaussian_bound_bits": None,
+        "sensitivity": None,
+        "dp_success_bound": None,
+    }
+    return fields, (torch.where(flags, clean, 0.0), flags)
+
+
+def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
+    config = world.config
+    state = world.at_rate(p)
+    shared = None
+    if config.defense.name != "none":
+        fields, (clean, shared) = _defended(world, state, p, s)
+    elif config.one_step:
+        fields, clean = _one_step(world, state, p, s)
+    else:
+        fields, clean = _rounds(world, state, p, s)
+    noisy = _noisy(clean, shared, s, seed_of(config.seed, p, s, "noise"))
+    sent = [world.sent(state.mask, row) for row in noisy]
+    results = run_attacks(world, state, sent, seed_of(config.seed, p, s, "attack"))
+    summary, kept = describe(world, results)
+    if reconstructions_dir is not None:
+        for name, (originals, reconstructions) in kept.items():
+            key = reconstruction_key(config.fingerprint(), p, s, name)
+            save_reconstructions(reconstructions_dir, key, originals, reconstructions)
+    m, b, trials = config.candidates, config.batch_size, config.attack_targets
+    secrets = math.comb(m, b)
+    ceiling = leakage.ceiling_bits(m, b, replacement=False)
+    fano = {
+        name: leakage.fano_lower_confidence_bits(secrets, trials - hits, trials, CONFIDENCE)
+        for name, hits in summary["attack_hits"].items()
+    }
+    single = fields["by_rounds"][0] if "by_rounds" in fields else fields
+    status = {
+        kind: leakage.theorem1_status(
+            state.fields[f"theorem1_{kind}_bits"],
+            ceiling_bits=ceiling,
+            exact_low_bits=single["exact_ci_bits"][0],
+            lower_bound_bits=max(fano.values()),
+        )
+        for kind in ("published", "corrected")
+    }
+    for entry in fields.get("by_rounds", []):
+        entry["corollary1_status"] = {
+            kind: leakage.theorem1_status(
+                entry[f"corollary1_{kind}_bits"],
+                ceiling_bits=ceiling,
+                exact_low_bits=entry["exact_ci_bits"][0],
+                lower_bound_bits=max(fano.values()),
+            )
+            for kind in ("published", "corrected")
+        }
+    return {
+        "dataset": config.dataset,
+        "model": config.model,
+        "p": p,
+        "noise_std": s,
+        "candidates": m,
+        "batch_size": b,
+        "rounds": config.rounds,
+        "local_steps": config.local_steps,
+        "defense": config.defense.name,
+        "pseudo": config.defense.pseudo if config.defense.name != "none" else None,
+        "warmup_rounds": config.warmup_rounds,
+        "accuracy": state.accuracy,
+        "secrets_log2": math.log2(secrets),
+        "ceiling_bits": float(ceiling),
+        **fields,
+        **state.fields,
+        "theorem1_status": status,
+        "fano_lower_bits": fano,
+        "attack_targets": trials,
+        "attack_success": {name: hits / trials for name, hits in summary["attack_hits"].items()},
+        "nmi": summary["nmi"],
+        "nmi_chance": summary["nmi_chance"],
+        "psnr": summary["psnr"],
+    }
+
+
+def run_leakage(
+    config: LeakageConfig,
+    store: ResultStore | None = None,
+    *,
+    progress: bool | None = None,
+    reconstructions_dir=None,
+) -> list[dict]:
+    """One record per (p, s) of ``config``, in grid order (package docstring).
+
+    With ``store``, finished (p, s) are read back instead of recomputed and new records
+    are appended as they finish (resume). ``progress=None`` shows a bar only on a terminal.
+    With ``reconstructions_dir`` the attacks' reconstructions of the targets are kept
+    there, per (p, s) and attack, under :func:`reconstruction_key`.
+    """
+    fp = config.fingerprint()
+    grid = [(p, s) for p in config.rates for s in config.noise_stds]
+    done = {}
+    if store is not None:
+        done = {r["key"]: r for r in store.records() if r.get("config") == fp}
+    todo = [(p, s) for p, s in grid if job_key(fp, p, s) not in done]
+    if todo:
+        world = World(config)
+        bar = tqdm(
+            todo, desc="leakage", unit="job", disable=None if progress is None else not progress
+        )
+        for p, s in bar:
+            key = job_key(fp, p, s)
+            done[key] = {"key": key, "config": fp, **_record(world, p, s, reconstructions_dir)}
+            if store is not None:
+                store.append(done[key])
+    return [done[job_key(fp, p, s)] for p, s in grid]

@@ -1,0 +1,210 @@
+"""What one leakage study shares across its grid: data, model, candidates, targets, and per
+pruning rate the released round (mask, broadcast weights, defense state) and its mechanism."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from bounds import priprune
+from estimators.device import resolve_device
+from sims.attacks.defense_aware import DefenseAwareObserver
+from sims.core.gradstats import gradient_statistics
+from sims.core.runtime import fingerprint, seeded
+from sims.data import load_dataset, load_train_test, partition_iid
+from sims.experiments.attack_model import attack_model
+from sims.experiments.leakage.config import CONV2_IMAGE_SIZE, LeakageConfig
+from sims.fl.server import FedConfig, evaluate, run_federated
+from sims.models import conv_net
+from sims.pruning.mask import Mask, random_mask
+from sims.pruning.schemes import RandomPruning
+from sims.releases import ClientSetting, FederatedRelease, FixedDefenseRelease, PriPruneRelease
+
+
+def subsets(generator, m: int, b: int, n: int) -> torch.Tensor:
+    """``n`` independent uniform ``b``-subsets of ``range(m)``, ``(n, b)`` indices: the first
+    ``b`` of a uniformly random permutation (an argsort of i.i.d. uniforms) per row."""
+    return torch.rand((n, m), generator=generator).argsort(dim=1)[:, :b]
+
+
+def seed_of(*parts) -> int:
+    """A 63-bit seed of its own for each (seed, p, s, use, ...), stable across grids: every
+    grid point draws independent Monte Carlo streams."""
+    return int(fingerprint({"parts": list(parts)}), 16) % 2**63
+
+
+def _model(config: LeakageConfig, image_shape, num_classes: int, device):
+    """The attacked model and its weights ``w_0`` (``torch.manual_seed(seed)``)."""
+    if config.model == "digits":
+        return attack_model(image_shape, num_classes, seed=config.seed, device=device)
+    with seeded(config.seed):
+        model = conv_net(
+            2, in_channels=image_shape[0], image_size=image_shape[1], num_classes=num_classes
+        ).to(device)
+    return model, {name: t.detach() for name, t in model.named_parameters()}
+
+
+@dataclass
+class RoundState:
+    """The released round at one pruning rate: what the server knows before it."""
+
+    mask: Mask
+    broadcast: dict[str, torch.Tensor]
+    setting: ClientSetting
+    accuracy: float
+    defense: object = None
+    observer: DefenseAwareObserver | None = None
+    fields: dict = field(default_factory=dict)
+    mechanism: object = None
+    cache: dict = field(default_factory=dict)
+
+
+class World:
+    """The model, candidates, targets, other clients and per-p released rounds of one
+    configuration (:mod:`sims.experiments.leakage`)."""
+
+    def __init__(self, config: LeakageConfig):
+        self.config = config
+        self.device = resolve_device(config.device)
+        data = load_dataset(config.dataset, config.data_dir)
+        train, test = load_train_test(config.dataset, config.data_dir, seed=config.seed)
+        if config.model == "conv2":
+            data, train, test = (d.resized(CONV2_IMAGE_SIZE) for d in (data, train, test))
+        self.model, self.params = _model(config, data.image_shape, data.num_classes, self.device)
+        self.num_classes = data.num_classes
+        generator = torch.Generator().manual_seed(config.seed)
+        order = torch.randperm(len(data), generator=generator)[: config.candidates]
+        self.images = data.images[order].to(self.device)
+        self.labels = data.labels[order].to(self.device)
+        self.targets = subsets(
+            generator, config.candidates, config.batch_size, config.attack_targets
+        )
+        self.train, self.test = train, test
+        b, k = config.batch_size, config.other_clients
+        picked = torch.randperm(len(train), generator=generator)[: b * k].reshape(k, b)
+        self.others = [
+            (train.images[i].to(self.device), train.labels[i].to(self.device)) for i in picked
+        ]
+        self._per_p: dict[float, RoundState] = {}
+
+    def at_rate(self, p: float) -> RoundState:
+        """The released round at rate ``p``, computed once: the random mask of ``p``, the
+        warm-up rounds (with the defense), Theorem 1 at the round's point, the mechanism."""
+        if p not in self._per_p:
+            self._per_p[p] = self._round(p)
+        return self._per_p[p]
+
+    def _round(self, p: float) -> RoundState:
+        config = self.config
+        mask = random_mask(self.params, p, seed=config.seed).to(self.device)
+        defense = config.defense.build(seed=config.seed)
+        observer = (
+            DefenseAwareObserver(pseudo=config.defense.pseudo) if defense is not None else None
+        )
+        broadcast = dict(self.params)
+        test_x, test_y = self.test.images.to(self.device), self.test.labels.to(self.device)
+        if config.warmup_rounds:
+            history = run_federated(
+                self.model,
+                RandomPruning(p, seed=config.seed),
+                self.train,
+                partition_iid(len(self.train), config.other_clients + 1, seed=config.seed),
+                self.test,
+                FedConfig(
+                    rounds=config.warmup_rounds,
+                    clients_per_round=config.other_clients + 1,
+                    local_epochs=config.local_steps,
+                    batch_size=config.batch_size,
+                    lr=config.client_lr,
+                    eval_every=config.warmup_rounds,
+                    seed=config.seed,
+                ),
+                device=self.device,
+                defense=defense,
+                on_target_update=observer,
+                targets={0},
+                progress=False,
+            )
+            broadcast, mask = dict(history.params), history.mask
+            accuracy = history.accuracy[-1]
+        else:
+            accuracy = evaluate(self.model, broadcast, test_x, test_y)[0]
+        start = broadcast if defense is None else defense.start(0, broadcast)
+        setting = ClientSetting(
+            self.model, start, mask, lr=config.client_lr, local_steps=config.local_steps
+        )
+        state = RoundState(mask, broadcast, setting, accuracy, defense, observer)
+        state.fields = self._theorem1_fields(state, p)
+        state.mechanism = self._mechanism(state)
+        return state
+
+    def _mechanism(self, state: RoundState):
+        config, setting = self.config, state.setting
+        data = (self.images, self.labels)
+        if config.defense.name == "none":
+            return FederatedRelease(
+                setting,
+                *data,
+                batch_size=config.batch_size,
+                rounds=config.rounds,
+                others=self.others,
+            )
+        if config.defense.name == "priprune":
+            # the defense steps the weights by lr * lambda_acc (sims.defenses.adaptive)
+            return PriPruneRelease(setting, *data, state.defense, batch_size=config.batch_size)
+        return FixedDefenseRelease(setting, *data, state.defense, batch_size=config.batch_size)
+
+    def _theorem1_fields(self, state: RoundState, p: float) -> dict:
+        """Theorem 1 at ``stats_samples`` and at every size of ``theorem1_sample_sizes``
+        (``d*`` and ``Delta`` at the round's point ``m ⊙ w``)."""
+        config = self.config
+        sizes = config.sample_sizes()
+        by_size = {n: self._theorem1(state, p, n) for n in {*sizes, config.stats_samples}}
+        fields = dict(by_size[config.stats_samples])
+        fields["theorem1_by_samples"] = [by_size[n] for n in sizes]
+        return fields
+
+    def _theorem1(self, state: RoundState, p: float, n: int) -> dict:
+        """Theorem 1 (bits) on ``d*`` and ``Delta`` of the first ``n`` candidates."""
+        mask = state.mask
+        start = {name: t.to(self.images.dtype) for name, t in state.setting.params.items()}
+        stats = gradient_statistics(
+            self.model,
+            mask.apply(start),
+            self.images[:n],
+            self.labels[:n],
+            mask=mask,
+        )
+        inputs = {"p": p, "B": self.config.batch_size, "d_star": stats.d_star, "delta": stats.delta}
+        d = sum(t.numel() for t in self.params.values())
+        return {
+            "kept": stats.d,
+            "stats_samples": stats.n_samples,
+            "d_star": stats.d_star,
+            "delta_nats": stats.delta,
+            "theorem1_published_bits": float(priprune.single_round_bound(**inputs, unit="bits")),
+            "theorem1_corrected_bits": float(
+                priprune.single_round_bound_corrected(d=d, **inputs, unit="bits")
+            ),
+        }
+
+    def sent(self, mask: Mask, release: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The upload the server sees: ``release`` on the kept coordinates, 0 elsewhere."""
+        keep = mask.flatten()
+        reference = next(iter(self.params.values()))
+        flat = torch.zeros(keep.numel(), dtype=reference.dtype, device=self.device)
+        flat[keep] = release.to(self.device, reference.dtype)
+        sizes = [t.numel() for t in self.params.values()]
+        return {
+            name: chunk.reshape(t.shape)
+            for (name, t), chunk in zip(self.params.items(), flat.split(sizes), strict=True)
+        }
+
+    def aware_record(self, state: RoundState, sent: dict, batch) -> dict:
+        """The defense-aware server's record of one defended upload of the released round
+        (:class:`sims.attacks.defense_aware.DefenseAwareObserver`, its state after the
+        warm-up: what the target withheld at its last upload is stale)."""
+        observer = state.observer.fork()
+        observer(self.config.warmup_rounds + 1, 0, state.broadcast, sent, state.mask, batch)
+        return observer.records[0]

@@ -1,0 +1,139 @@
+r"""One round of the target under PriPrune's adaptive defense: a release with hidden randomness.
+
+The client runs ``tau`` steps of Algorithm 3 (:func:`sims.defenses.adaptive.priprune_step`)
+from its start, its current ``alpha`` and its ``w_tilde`` (the defense's state for that
+client after earlier rounds), each step drawing Gumbel noise ``U`` for its
+straight-through mask, then shares the base-kept weights whose ``alpha`` stayed at most
+1/2 (line 12). Both the trained weights and the shared mask depend on the secret ``x``
+and on ``U``; the server sees the mask and the sent values (with noise ``N(0, s^2)`` on
+them), not ``U``. So :math:`p(y\mid x)` is an integral over ``U`` of many thousand
+dimensions, and the leakage is bracketed from the outcomes of independent draws of ``U``
+(:mod:`sims.releases.hidden`: :math:`I(X; Y, U)` above, Barber-Agakov with a smoothed
+Monte Carlo likelihood below).
+
+Every secret's round under one ``U`` is one vectorised computation (``torch.func.vmap``
+of :func:`priprune_step` over the secrets, the noise shared: the client draws it from its
+seed, not from its data).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.func import vmap
+
+from bounds.validation import check_int
+from sims.core.functional import check_batch
+from sims.defenses import PriPruneDefense
+from sims.defenses.adaptive import priprune_step
+from sims.pruning.mask import prunable_names
+from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
+from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from sims.releases.value import LeakageValue
+
+
+class PriPruneRelease:
+    """The target's one upload under :class:`sims.defenses.PriPruneDefense` (module docstring).
+
+    Args:
+        setting: the round as the server knows it; ``setting.params`` is where the client
+            starts (:meth:`sims.defenses.Defense.start`).
+        images, labels: the ``M`` candidates.
+        defense: the defense, holding the client's state (``alpha``, and with
+            Pseudo-Pruning its previous trained model) after its earlier rounds; it is not
+            modified.
+        client_id: the target's id in ``defense``.
+        batch_size: ``B``; the secret is a uniform ``B``-subset (one world per subset).
+        max_secrets: as in :class:`sims.releases.FederatedRelease`.
+        critic_draws: ``L``, draws of the randomness behind the critic, >= 2.
+    """
+
+    randomness = "hidden"
+
+    def __init__(
+        self,
+        setting: ClientSetting,
+        images: torch.Tensor,
+        labels: torch.Tensor,
+        defense: PriPruneDefense,
+        *,
+        client_id: int = 0,
+        batch_size: int = 1,
+        max_secrets: int = MAX_SECRETS,
+        critic_draws: int = CRITIC_DRAWS,
+    ):
+        func = "PriPruneRelease"
+        check_batch(setting.model, images, labels, func=func)
+        if not isinstance(defense, PriPruneDefense):
+            raise ValueError(
+                f"The 'defense' parameter of {func} must be a sims.defenses.PriPruneDefense. "
+                f"Got {type(defense).__name__} instead."
+            )
+        self.setting, self.defense = setting, defense
+        self.critic_draws = check_int("critic_draws", critic_draws, func=func, low=2)
+        b = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
+        index = secret_batches(len(images), b, max_secrets=max_secrets).to(setting.device)
+        self.images = images.to(setting.device, torch.float64)[index]
+        self.labels = labels.to(setting.device)[index]
+        start = setting.params
+        self.names = prunable_names(start)
+        alpha = defense.alpha.get(client_id)
+        self.alpha = {
+            n: (
+                alpha[n] if alpha is not None else torch.full_like(start[n], defense.alpha_init)
+            ).to(setting.device, torch.float64)
+            for n in self.names
+        }
+        tilde = defense.combination_weights(client_id, start)
+        self.tilde = {n: tilde[n].to(torch.float64) for n in self.names}
+
+    @property
+    def secrets(self) -> int:
+        return self.images.shape[0]
+
+    def outcomes(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every secret's round under the Gumbel noise of ``seed``: ``(trained, shared)``,
+        ``(N, k)`` on the kept coordinates: the trained weights (the upload sends them
+        where ``shared`` and nothing elsewhere) and the shared mask. The noise is
+        drawn as :meth:`sims.defenses.PriPruneDefense.local_update` draws it from a
+        generator seeded by ``seed`` (per step, per prunable tensor in order)."""
+        setting, defense = self.setting, self.defense
+        options = defense.step_options(setting.lr, setting.gradient_at)
+        device = setting.device
+        generator = torch.Generator(device=device).manual_seed(seed)
+        names, mask, model = self.names, setting.mask, setting.model
+        n = self.secrets
+        w = {k: v.expand(n, *v.shape) for k, v in setting.params.items()}
+        alpha = {k: v.expand(n, *v.shape) for k, v in self.alpha.items()}
+
+        def step(w, alpha, noise, x, y):
+            out = priprune_step(model, w, alpha, self.tilde, noise, x, y, mask, **options)
+            return out[0], out[1]
+
+        run = vmap(step, in_dims=(0, 0, None, 0, 0))
+        for _ in range(setting.local_steps):
+            noise = {
+                k: defense.draw_noise(tuple(self.alpha[k].shape), generator, device).to(
+                    torch.float64
+                )
+                for k in names
+            }
+            w, alpha = run(w, alpha, noise, self.images, self.labels)
+        keep = {k: torch.ones_like(v, dtype=torch.bool) for k, v in w.items()}
+        for k in names:
+            keep[k] = alpha[k] <= 0.5
+        return setting.kept_rows(w), setting.kept_rows(keep)
+
+    def leakage(
+        self, noise_std: float, *, samples: int, confidence: float, seed: int
+    ) -> LeakageValue:
+        """Certified bracket of ``I(X; Y)`` and of the Bayes success over ``samples``
+        draws of (secret, Gumbel noise, Gaussian noise)
+        (:func:`sims.releases.hidden.hidden_randomness_leakage`)."""
+        return hidden_randomness_leakage(
+            self.outcomes,
+            noise_std,
+            samples=samples,
+            confidence=confidence,
+            seed=seed,
+            critic_draws=self.critic_draws,
+        )
