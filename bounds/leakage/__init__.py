@@ -4,7 +4,7 @@ The secret :math:`X` is uniform on :math:`M` candidates (one release vector
 :math:`r_i\in\mathbb R^k` each, computed by ``sims``), the server sees
 :math:`Y = r_X + N(0, s^2 I_k)`. Everything here is in **bits** (one release, one round);
 probabilities are plain numbers in [0, 1]. Pure numpy/scipy: ``sims`` hands over the
-(M, k) array of releases.
+(M, k) array of releases, or their (M, M) Gram matrix (``isometry``).
 
 Modules (one idea each; every public name is re-exported here):
 
@@ -31,6 +31,12 @@ Modules (one idea each; every public name is re-exported here):
   :math:`\mu`-GDP), its general-prior form ``gdp_reconstruction_bound(kappa, mu)``, the
   :math:`(\epsilon,\delta)`-DP form ``dp_reconstruction_bound(kappa, epsilon, delta)``, and
   ``max_pairwise_distance`` (the sensitivity over candidates).
+- ``isometry``: ``releases_from_gram(gram)``, an :math:`(M, r)` matrix (:math:`r < M`) whose
+  rows have the pairwise distances of the releases whose Gram matrix is given (classical
+  multidimensional scaling): the leakage depends on the releases only through those
+  distances, so it replaces the :math:`(M, k)` releases at :math:`s > 0`;
+  ``gram_groups(gram, rtol=...)``, the groups of releases the Gram cannot tell apart (for
+  :math:`s = 0`), and ``gram_rounding_rtol(k)``, the round-off bound that sets ``rtol``.
 - ``fano``: ``fano_lower_bound_bits`` (Fano's inequality) and
   ``fano_lower_confidence_bits`` (at the worst point of the Clopper-Pearson interval).
 - ``intervals``: ``clopper_pearson_interval`` and the CLT interval of a mean.
@@ -52,6 +58,7 @@ from bounds.leakage.exact import ExactLeakage, exact_leakage
 from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
 from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
 from bounds.leakage.intervals import clopper_pearson_interval
+from bounds.leakage.isometry import gram_groups, gram_rounding_rtol, releases_from_gram
 from bounds.leakage.posterior import PosteriorLeakage, posterior_bracket, posterior_leakage
 from bounds.leakage.reconstruction import (
     dp_reconstruction_bound,
@@ -78,8 +85,11 @@ __all__ = [
     "gaussian_channel_bound_bits",
     "gaussian_mechanism_success_bound",
     "gdp_reconstruction_bound",
+    "gram_groups",
+    "gram_rounding_rtol",
     "max_pairwise_distance",
     "posterior_bracket",
     "posterior_leakage",
+    "releases_from_gram",
     "theorem1_status",
 ]

@@ -33,7 +33,10 @@ coordinates a client transmits. ``K`` is a sum over parameters, and
   groups or a non-zero padding mode), in both functions, gets its per-sample gradients
   from ``torch.func.vmap(grad(...))``.
 
-Inner products are accumulated in float64.
+Every route also gives the block ``K(A, B) = G_A G_B^T`` between two sets of samples (the
+same products with the samples of ``A`` on one side and those of ``B`` on the other), from
+which :func:`per_sample_gram` with ``chunk_size`` assembles the Gram of many samples
+holding only two chunks' layers at a time. Inner products are accumulated in float64.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from bounds.validation import check_int
 from sims.core.functional import batch_loss, check_batch
 from sims.core.memory import check_fits
 from sims.pruning.mask import Mask
@@ -183,73 +187,141 @@ def _capture_layers(model, params, images, labels) -> tuple[list[_Layer], list[s
     return layers, [name for name in params if name not in covered]
 
 
-def _weight_blocks(layer: _Layer):
-    """The layer's per-sample weight gradients a block of output rows at a time: yields
-    ``(rows, g)``, ``rows`` a slice of output units and ``g`` their gradients
-    ``(n, len(rows), in)``, at most :data:`BLOCK_ELEMENTS` numbers per block."""
+def _block_rows(n: int, fan_in: int) -> int:
+    """Output rows per block of formed weight gradients of ``n`` samples: at most
+    :data:`BLOCK_ELEMENTS` numbers per block."""
+    return max(1, BLOCK_ELEMENTS // (n * fan_in))
+
+
+def _weight_blocks(layer: _Layer, rows: int):
+    """The layer's per-sample weight gradients ``rows`` output rows at a time: yields
+    ``(block, g)``, ``block`` a slice of output units and ``g`` their gradients
+    ``(n, len(block), in)``."""
     a, delta = layer.inputs, layer.output_grads
-    n, positions, fan_in = a.shape
-    rows = max(1, BLOCK_ELEMENTS // (n * fan_in))
     for start in range(0, delta.shape[-1], rows):
         block = slice(start, start + rows)
-        if positions == 1:
+        if a.shape[1] == 1:
             yield block, delta[:, 0, block, None] * a[:, 0, None, :]
         else:
             yield block, torch.einsum("nto,nti->noi", delta[:, :, block], a)
 
 
-def _formed_gram(layer: _Layer, flags: torch.Tensor) -> torch.Tensor:
-    """``sum_k g_ik g_jk`` over the weight coordinates ``k`` where ``flags`` is True,
-    forming the per-sample weight gradients a block of output rows at a time."""
-    n = layer.inputs.shape[0]
-    flags = flags.reshape(layer.output_grads.shape[-1], -1)
-    gram = torch.zeros(n, n, dtype=torch.float64, device=flags.device)
-    for rows, per_sample in _weight_blocks(layer):
-        kept = per_sample.reshape(n, -1)[:, flags[rows].reshape(-1)].to(torch.float64)
-        gram += kept @ kept.T
+@dataclass(frozen=True)
+class _WeightPlan:
+    """How the Gram of one layer's weight gradients is computed, decided once per call
+    (:func:`_plan`) so that the blocks of a chunked Gram need no host synchronisation.
+
+    ``route``: ``"factorised"`` (nothing pruned, one position), ``"paired"``
+    (:func:`_paired_gram` through ``flags``), ``"formed"`` (the coordinates of
+    ``columns`` formed block by block) or ``"subtracted"`` (factorised minus the formed
+    pruned coordinates of ``columns``). ``columns[b]`` indexes the formed coordinates in
+    the flattened ``(rows, in)`` gradients of the ``b``-th block of ``rows`` output rows.
+    """
+
+    route: str
+    flags: torch.Tensor
+    rows: int
+    columns: tuple[torch.Tensor, ...]
+
+
+def _plan(layer: _Layer, flags: torch.Tensor, kept: int, n: int) -> _WeightPlan:
+    """The route of the layer's weight Gram (module docstring): a layer applied at one
+    position per sample takes the factorised Gram when nothing is pruned; when at most
+    :data:`FORMED_FRACTION` of its weights are kept (or pruned), the kept (or pruned,
+    subtracted) gradients are formed; otherwise the mask goes through
+    :func:`_paired_gram`. A layer applied at several positions is formed. ``n`` is the
+    largest number of samples of one side of a block (it sets the rows per block)."""
+    out_features, fan_in = layer.output_grads.shape[-1], layer.inputs.shape[-1]
+    flags = flags.reshape(out_features, fan_in)
+    pruned = flags.numel() - kept
+    rows = _block_rows(n, fan_in)
+    if layer.inputs.shape[1] > 1:
+        route, formed = "formed", flags
+    elif pruned == 0:
+        route, formed = "factorised", None
+    elif min(kept, pruned) > FORMED_FRACTION * flags.numel():
+        route, formed = "paired", None
+    elif kept <= pruned:
+        route, formed = "formed", flags
+    else:
+        route, formed = "subtracted", ~flags
+    columns = ()
+    if formed is not None:
+        columns = tuple(
+            formed[start : start + rows].reshape(-1).nonzero().squeeze(1)
+            for start in range(0, out_features, rows)
+        )
+    return _WeightPlan(route, flags, rows, columns)
+
+
+def _formed_columns(g: torch.Tensor, columns: torch.Tensor) -> torch.Tensor:
+    """The coordinates ``columns`` of a block ``g`` of per-sample gradients, float64."""
+    return g.reshape(g.shape[0], -1).index_select(1, columns).to(torch.float64)
+
+
+def _formed_gram(left: _Layer, right: _Layer, plan: _WeightPlan) -> torch.Tensor:
+    """``sum_k g_ik h_jk`` over the coordinates ``k`` of ``plan.columns``, ``g`` the
+    per-sample weight gradients of ``left`` and ``h`` those of ``right`` (the same layer
+    on other samples, or ``left`` itself), formed ``plan.rows`` output rows at a time."""
+    n_left, n_right = left.inputs.shape[0], right.inputs.shape[0]
+    gram = torch.zeros(n_left, n_right, dtype=torch.float64, device=left.inputs.device)
+    rights = None if right is left else _weight_blocks(right, plan.rows)
+    for columns, (_, g) in zip(plan.columns, _weight_blocks(left, plan.rows), strict=True):
+        kept_left = _formed_columns(g, columns)
+        kept_right = kept_left if rights is None else _formed_columns(next(rights)[1], columns)
+        gram += kept_left @ kept_right.T
     return gram
 
 
-def _paired_gram(inputs: torch.Tensor, output_grads: torch.Tensor, flags: torch.Tensor):
+def _single_position(layer: _Layer) -> tuple[torch.Tensor, torch.Tensor]:
+    """Input ``(n, in)`` and output gradient ``(n, out)`` of a layer applied at one
+    position per sample, in float64."""
+    return layer.inputs[:, 0].to(torch.float64), layer.output_grads[:, 0].to(torch.float64)
+
+
+def _paired_gram(left: _Layer, right: _Layer, flags: torch.Tensor) -> torch.Tensor:
     """Masked Gram of a linear layer's weight gradients through sample pairs:
-    ``K_ij = (delta_i * delta_j)^T M (a_i * a_j)`` (elementwise products), for the pairs
-    ``i <= j`` a chunk at a time, in float64. One matrix product with the mask ``M`` per
-    chunk: ``n^2 in out / 2`` multiply-adds whatever the mask, with no per-coordinate
-    indexing."""
-    n, fan_in = inputs.shape
-    mask = flags.reshape(-1, fan_in).to(torch.float64)
-    first, second = torch.triu_indices(n, n, device=inputs.device)
-    values = torch.empty(first.numel(), dtype=torch.float64, device=inputs.device)
+    ``K_ij = (delta_i * delta_j)^T M (a_i * a_j)`` (elementwise products, ``i`` a sample
+    of ``left``, ``j`` one of ``right``), a chunk of pairs at a time, in float64: the pairs
+    ``i <= j`` when ``right`` is ``left`` (the Gram is symmetric), else all of them. One
+    matrix product with the mask ``M`` per chunk: ``in out`` multiply-adds per pair
+    whatever the mask, with no per-coordinate indexing."""
+    a_left, d_left = _single_position(left)
+    a_right, d_right = (a_left, d_left) if right is left else _single_position(right)
+    n_left, n_right = a_left.shape[0], a_right.shape[0]
+    device = a_left.device
+    if right is left:
+        first, second = torch.triu_indices(n_left, n_left, device=device)
+    else:
+        first = torch.arange(n_left, device=device).repeat_interleave(n_right)
+        second = torch.arange(n_right, device=device).repeat(n_left)
+    mask = flags.to(torch.float64)
+    values = torch.empty(first.numel(), dtype=torch.float64, device=device)
     chunk = max(1, BLOCK_ELEMENTS // max(mask.shape))
     for start in range(0, first.numel(), chunk):
         i, j = first[start : start + chunk], second[start : start + chunk]
-        through_mask = (inputs[i] * inputs[j]) @ mask.T
-        values[start : start + chunk] = (through_mask * (output_grads[i] * output_grads[j])).sum(1)
-    gram = torch.empty(n, n, dtype=torch.float64, device=inputs.device)
+        through_mask = (a_left[i] * a_right[j]) @ mask.T
+        values[start : start + chunk] = (through_mask * (d_left[i] * d_right[j])).sum(1)
+    gram = torch.empty(n_left, n_right, dtype=torch.float64, device=device)
     gram[first, second] = values
-    gram[second, first] = values
+    if right is left:
+        gram[second, first] = values
     return gram
 
 
-def _weight_gram(layer: _Layer, flags: torch.Tensor) -> torch.Tensor:
-    """Gram of the layer's weight gradients over its kept coordinates (module docstring).
-
-    A layer applied at one position per sample takes the factorised Gram when nothing is
-    pruned; when at most :data:`FORMED_FRACTION` of its weights are kept (or pruned), the
-    kept (or pruned, subtracted) gradients are formed; otherwise the mask goes through
-    :func:`_paired_gram`."""
-    a, delta = layer.inputs, layer.output_grads
-    if a.shape[1] > 1:
-        return _formed_gram(layer, flags)
-    a64, d64 = a[:, 0].to(torch.float64), delta[:, 0].to(torch.float64)
-    pruned = int((~flags).sum())
-    kept = flags.numel() - pruned
-    if min(kept, pruned) > FORMED_FRACTION * flags.numel():
-        return _paired_gram(a64, d64, flags)
-    if kept <= pruned:
-        return _formed_gram(layer, flags)
-    factorised = (d64 @ d64.T) * (a64 @ a64.T)
-    return factorised - _formed_gram(layer, ~flags) if pruned else factorised
+def _weight_gram(left: _Layer, right: _Layer, plan: _WeightPlan) -> torch.Tensor:
+    """Block ``(left samples, right samples)`` of the Gram of a layer's weight gradients
+    over its kept coordinates, by the route of ``plan`` (:func:`_plan`)."""
+    if plan.route == "paired":
+        return _paired_gram(left, right, plan.flags)
+    if plan.route == "formed":
+        return _formed_gram(left, right, plan)
+    a_left, d_left = _single_position(left)
+    a_right, d_right = (a_left, d_left) if right is left else _single_position(right)
+    factorised = (d_left @ d_right.T) * (a_left @ a_right.T)
+    if plan.route == "subtracted":
+        return factorised - _formed_gram(left, right, plan)
+    return factorised
 
 
 def _vmap_gradients(model, params, images, labels, names) -> dict[str, torch.Tensor]:
@@ -334,13 +406,68 @@ def per_sample_gradients(
     for layer in layers:
         if layer.weight is not None:
             filled = 0
-            for rows, per_sample in _weight_blocks(layer):
-                block = kept(layer.weight, per_sample, rows)
-                columns[layer.weight][:, filled : filled + block.shape[1]].copy_(block)
-                filled += block.shape[1]
+            rows = _block_rows(n, layer.inputs.shape[-1])
+            for block, per_sample in _weight_blocks(layer, rows):
+                formed = kept(layer.weight, per_sample, block)
+                columns[layer.weight][:, filled : filled + formed.shape[1]].copy_(formed)
+                filled += formed.shape[1]
         if layer.bias is not None:
             columns[layer.bias].copy_(kept(layer.bias, layer.output_grads.sum(dim=1)))
     return flat
+
+
+@dataclass(frozen=True)
+class _Captured:
+    """One chunk of samples (``samples``, its images), recorded: its layers
+    (:func:`_capture_layers`) and the kept per-sample gradients ``(n, kept)`` in float64
+    of the parameters outside them (None when there are none)."""
+
+    samples: torch.Tensor
+    layers: list[_Layer]
+    rest: torch.Tensor | None
+
+
+def _capture(model, params, images, labels, keep, *, func: str) -> _Captured:
+    """Record one chunk for :func:`per_sample_gram`; the ``vmap`` gradients of the
+    parameters outside the supported layers are formed here, once per chunk."""
+    layers, rest = _capture_layers(model, params, images, labels)
+    if not rest:
+        return _Captured(images, layers, None)
+    _check_matrix_fits(
+        f"The per-sample gradients that {func} forms with vmap",
+        images.shape[0],
+        sum(params[name].numel() for name in rest),
+        bytes_each=8,
+        copies=2,
+        device=images.device,
+    )
+    grads = _vmap_gradients(model, params, images, labels, rest)
+    kept = [
+        grads[name].index_select(1, keep[name].reshape(-1).nonzero().squeeze(1)) for name in rest
+    ]
+    return _Captured(images, layers, torch.cat(kept, dim=1).to(torch.float64))
+
+
+def _names(captured: _Captured) -> list[tuple[str | None, str | None]]:
+    return [(layer.weight, layer.bias) for layer in captured.layers]
+
+
+def _gram_between(left: _Captured, right: _Captured, plans: dict[str, _WeightPlan]):
+    """Block ``K(A, B)`` of the Gram between the samples of two chunks (``right`` may be
+    ``left``): the sum over layers of the weight and bias blocks, and the block of the
+    ``vmap`` gradients of the other parameters."""
+    n_left, n_right = left.samples.shape[0], right.samples.shape[0]
+    gram = torch.zeros(n_left, n_right, dtype=torch.float64, device=left.samples.device)
+    for layer, other in zip(left.layers, right.layers, strict=True):
+        other = layer if right is left else other
+        if layer.weight is not None:
+            gram += _weight_gram(layer, other, plans[layer.weight])
+        if layer.bias is not None:  # a bias is kept whole (Mask keeps ndim < 2 tensors)
+            summed = layer.output_grads.sum(dim=1).to(torch.float64)
+            gram += summed @ (other.output_grads.sum(dim=1).to(torch.float64)).T
+    if left.rest is not None:
+        gram += left.rest @ right.rest.T
+    return gram
 
 
 def per_sample_gram(
@@ -350,13 +477,29 @@ def per_sample_gram(
     labels,
     *,
     mask: Mask | None = None,
+    chunk_size: int | None = None,
 ) -> tuple[torch.Tensor, int]:
     """Gram matrix ``K = G G^T`` of the per-sample gradients ``G`` (module docstring).
 
     ``G`` is the ``(n, d)`` matrix :func:`per_sample_gradients` returns for the same
-    arguments (with ``mask``: only the kept coordinates), which is never formed: memory
-    stays of the order of ``n^2``, the layers' activations and one block of
-    :data:`BLOCK_ELEMENTS`. ``params`` are used as given.
+    arguments (with ``mask``: only the kept coordinates), which is never formed.
+    ``params`` are used as given.
+
+    With ``chunk_size = c`` the samples are taken ``c`` at a time: each chunk is recorded
+    (one forward and backward pass) and ``K`` is assembled from the blocks ``K(A, B) =
+    G_A G_B^T`` of every pair of chunks ``A <= B`` (``K(B, A) = K(A, B)^T``), each layer's
+    block computed by the route of the whole Gram with the samples of ``A`` on one side
+    and those of ``B`` on the other. The chunk ``B`` is recorded again for every ``A``
+    before it: ``ceil(n/c) (ceil(n/c) + 1) / 2`` passes of ``c`` samples instead of one
+    pass of ``n``, the price of bounded memory. Memory: the ``(n, n)`` result, the
+    recorded layers of two chunks (every supported layer's input, unfolded for a
+    convolution, and output gradient, plus the ``vmap`` gradients of other parameters),
+    and per side one block of at most :data:`BLOCK_ELEMENTS` formed gradients (or the
+    working arrays of one chunk of pairs of :func:`_paired_gram`). ``None`` (default):
+    one chunk of all ``n`` samples.
+
+    The route of each layer and the indices of its formed coordinates are fixed once per
+    call, so the loop over blocks does not synchronise with the device.
 
     Returns:
         ``(K, d)``: ``K`` the uncentred ``(n, n)`` float64 Gram matrix on ``images``'
@@ -365,6 +508,8 @@ def per_sample_gram(
     func = "per_sample_gram"
     check_batch(model, images, labels, func=func)
     n = images.shape[0]
+    chunk = n if chunk_size is None else check_int("chunk_size", chunk_size, func=func, low=1)
+    chunk = min(chunk, n)
     keep = _keep_flags(mask, params, images, func=func) or {
         name: torch.ones_like(t, dtype=torch.bool) for name, t in params.items()
     }
@@ -376,29 +521,36 @@ def per_sample_gram(
         copies=3,
         device=images.device,
     )
-    layers, rest = _capture_layers(model, params, images, labels)
-    gram = torch.zeros(n, n, dtype=torch.float64, device=images.device)
-    for layer in layers:
-        if layer.weight is not None:
-            gram += _weight_gram(layer, keep[layer.weight])
-        if layer.bias is not None:
-            summed = layer.output_grads.sum(dim=1)[:, keep[layer.bias]].to(torch.float64)
-            gram += summed @ summed.T
-    if rest:
-        _check_matrix_fits(
-            f"The per-sample gradients that {func} forms with vmap",
-            n,
-            sum(params[name].numel() for name in rest),
-            bytes_each=8,
-            copies=2,
-            device=images.device,
+    counts = dict(zip(keep, torch.stack([f.sum() for f in keep.values()]).tolist(), strict=True))
+    gram = torch.empty(n, n, dtype=torch.float64, device=images.device)
+    starts = range(0, n, chunk)
+    plans = None
+    for index, a in enumerate(starts):
+        left = _capture(
+            model, params, images[a : a + chunk], labels[a : a + chunk], keep, func=func
         )
-        grads = _vmap_gradients(model, params, images, labels, rest)
-        kept = torch.cat([grads[name][:, keep[name].reshape(-1)] for name in rest], dim=1)
-        kept = kept.to(torch.float64)
-        gram += kept @ kept.T
-    d = int(sum(int(flags.sum()) for flags in keep.values()))
-    return gram, d
+        if plans is None:
+            plans = {
+                layer.weight: _plan(layer, keep[layer.weight], counts[layer.weight], chunk)
+                for layer in left.layers
+                if layer.weight is not None
+            }
+        for b in starts[index:]:
+            right = left
+            if b != a:
+                chunk_b = (images[b : b + chunk], labels[b : b + chunk])
+                right = _capture(model, params, *chunk_b, keep, func=func)
+                if _names(right) != _names(left):
+                    raise ValueError(
+                        f"The 'chunk_size' parameter of {func} splits the samples into chunks "
+                        f"whose recorded layers differ (a layer is batch-first for some "
+                        f"chunk sizes only). Got {chunk_size!r} instead; pass None."
+                    )
+            block = _gram_between(left, right, plans)
+            gram[a : a + chunk, b : b + chunk] = block
+            if b != a:
+                gram[b : b + chunk, a : a + chunk] = block.T
+    return gram, int(sum(counts.values()))
 
 
 def _check_mask(mask: Mask, params: Mapping[str, torch.Tensor], *, func: str) -> None:

@@ -400,6 +400,77 @@ def _exceeds_float_max(r) -> bool:
     return max(squares, default=0) > Fraction(FLOAT_MAX) ** 2
 
 
+@st.composite
+def grams(draw, max_m=6, max_k=3):
+    """``(K, B, scale)``: ``K = B B^T`` times one extreme scale, ``B`` moderate rows."""
+    m, k = draw(st.integers(1, max_m)), draw(st.integers(0, max_k))
+    values = draw(st.lists(st.floats(-1.0, 1.0), min_size=m * k, max_size=m * k))
+    b = np.array(values, dtype=float).reshape(m, k)
+    scale = draw(scales)
+    return (b @ b.T) * scale, b, scale
+
+
+@st.composite
+def symmetric_matrices(draw, max_m=4):
+    """Any finite symmetric matrix (not necessarily a Gram)."""
+    m = draw(st.integers(1, max_m))
+    upper = draw(st.lists(any_finite, min_size=m * (m + 1) // 2, max_size=m * (m + 1) // 2))
+    out = np.zeros((m, m))
+    out[np.triu_indices(m)] = upper
+    return out + np.triu(out, 1).T
+
+
+def _squared(x: np.ndarray) -> np.ndarray:
+    return ((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=-1)
+
+
+@covers("leakage.releases_from_gram")
+@FAST
+@given(case=grams())
+def test_releases_from_gram_at_any_scale(case):
+    # Finite, at most M - 1 coordinates, the distances of B scaled (in B's units: 1e-9 of
+    # its largest squared norm, plus 1e-20 for the entries of K that underflow at 1e-300).
+    k, b, scale = case
+    f = leakage.releases_from_gram(k)
+    m = k.shape[0]
+    assert np.all(np.isfinite(f)) and f.shape[0] == m and f.shape[1] <= max(m - 1, 0)
+    slack = 1e-9 * float(np.max(np.einsum("ij,ij->i", b, b))) + 1e-20
+    assert np.all(np.abs(_squared(f) / scale - _squared(b)) <= slack)
+
+
+@covers("leakage.releases_from_gram", "leakage.gram_groups")
+@FAST
+@given(k=symmetric_matrices(), rtol=st.floats(0.0, 1.0, exclude_max=True))
+def test_gram_functions_with_raw_extremes(k, rtol):
+    # Any finite symmetric matrix: a finite answer, or a refusal naming 'gram'.
+    for call in (leakage.releases_from_gram, lambda g: leakage.gram_groups(g, rtol=rtol)):
+        try:
+            out = call(k)
+        except ValueError as err:
+            assert "'gram' parameter of" in str(err)
+        else:
+            assert np.all(np.isfinite(out)) and out.shape[0] == k.shape[0]
+
+
+@covers("leakage.gram_groups")
+@FAST
+@given(case=grams(), rtol=st.floats(0.0, 1.0, exclude_max=True))
+def test_gram_groups_are_labels_in_order_of_first_member(case, rtol):
+    labels = leakage.gram_groups(case[0], rtol=rtol)
+    assert labels.dtype == np.int64 and labels.shape == (case[0].shape[0],)
+    _, first = np.unique(labels, return_index=True)
+    assert labels[0] == 0 and np.all(np.diff(first) > 0)
+    assert np.array_equal(np.unique(labels), np.arange(first.size))
+
+
+@covers("leakage.gram_rounding_rtol")
+@FAST
+@given(terms=st.integers(1, 2**50))
+def test_gram_rounding_rtol(terms):
+    value = leakage.gram_rounding_rtol(terms)
+    assert type(value) is float and 0 < value < 1
+
+
 @covers("leakage.max_pairwise_distance")
 @FAST
 @given(r=releases(max_m=4, full_range=True))

@@ -17,7 +17,7 @@ from sims.cli.leakage import config_from_args
 from sims.data.datasets import load_dataset
 from sims.experiments.leakage import DATASET_SIZES, LeakageConfig
 from sims.fl.client import client_update
-from sims.fl.release import release_vectors
+from sims.fl.release import release_gram, release_vectors
 from sims.pruning.mask import random_mask
 
 
@@ -34,25 +34,86 @@ def _slow_releases(model, params, mask, images, labels, lr, gradient_at):
     return torch.stack(rows)
 
 
+def _double(model):
+    model64 = copy.deepcopy(model).double()
+    return model64, {n: t.detach() for n, t in model64.named_parameters()}
+
+
 @pytest.mark.parametrize(
     ("p", "gradient_at"), [(0.0, "masked"), (0.5, "masked"), (0.9, "masked"), (0.5, "dense")]
 )
-def test_release_vectors_equal_a_loop_of_client_update(model, digits, p, gradient_at):
-    # float64 model and data: the batched (vmap, chunked) and the looped gradients differ
-    # only by the round-off of different kernels, ~1e-16 relative; 1e-12 leaves room for
-    # accumulation over the 64-wide fc layer and still catches any wrong coordinate,
-    # order, sign, evaluation point or learning rate (all O(1e-3) or larger).
-    model64 = copy.deepcopy(model).double()
-    params = {n: t.detach() for n, t in model64.named_parameters()}
-    mask = random_mask(params, p, seed=3)
-    images, labels = digits.images[:7].double(), digits.labels[:7]
+def test_release_vectors_equal_a_loop_of_client_update(model, weights, digits, p, gradient_at):
+    # The float32 model and images go in; release_vectors computes in float64 (default
+    # dtype) from copies, so the reference is the loop on a float64 copy of the model. The
+    # batched (vmap, chunked) and the looped gradients differ only by the round-off of
+    # different kernels, ~1e-16 relative; 1e-12 leaves room for accumulation over the
+    # 64-wide fc layer and still catches any wrong coordinate, order, sign, evaluation
+    # point, learning rate (all O(1e-3) or larger) or a float32 computation (~1e-8).
+    model64, params64 = _double(model)
+    mask = random_mask(weights, p, seed=3)
+    images, labels = digits.images[:7], digits.labels[:7]
     fast = release_vectors(
-        model64, params, mask, images, labels, lr=0.25, gradient_at=gradient_at, chunk_size=3
+        model, weights, mask, images, labels, lr=0.25, gradient_at=gradient_at, chunk_size=3
     )
-    slow = _slow_releases(model64, params, mask, images, labels, lr=0.25, gradient_at=gradient_at)
+    slow = _slow_releases(
+        model64, params64, mask, images.double(), labels, lr=0.25, gradient_at=gradient_at
+    )
     assert fast.dtype == torch.float64 and fast.device.type == "cpu"
     assert fast.shape == (7, mask.num_kept())
     torch.testing.assert_close(fast, slow, rtol=1e-12, atol=1e-12)
+    assert all(t.dtype == torch.float32 for t in model.parameters())  # the caller's model
+    assert all(t.dtype == torch.float32 for t in weights.values())
+
+
+def test_float32_releases_are_those_of_a_float32_client(model, weights, digits):
+    # dtype=float32 is the old route: float32 gradients and update, then widened. Same
+    # float32 kernels as the loop, so equal up to batched round-off (1e-6 relative), and
+    # every value is a float32 number.
+    mask = random_mask(weights, 0.5, seed=3)
+    images, labels = digits.images[:5], digits.labels[:5]
+    fast = release_vectors(model, weights, mask, images, labels, lr=0.25, dtype=torch.float32)
+    slow = _slow_releases(model, weights, mask, images, labels, lr=0.25, gradient_at="masked")
+    torch.testing.assert_close(fast, slow.double(), rtol=1e-6, atol=1e-7)
+    assert torch.equal(fast.float().double(), fast)
+
+
+def test_float64_releases_keep_apart_candidates_that_float32_merges(model, weights, digits):
+    # Digits 706 and 449 at p = 0.99 (mask seed 0, the study's model and mask): found by
+    # comparing the float32 and float64 releases of all 1,797 digits, where 59 such pairs
+    # exist. Their float32 releases are equal in every coordinate; in float64 they differ
+    # (by about 3.5e-10, below float32's resolution of about 6e-8 |w|), and the difference
+    # is the loop's (client_update on a float64 model), not round-off.
+    mask = random_mask(weights, 0.99, seed=0)
+    pair = [706, 449]
+    images, labels = digits.images[pair], digits.labels[pair]
+    single = release_vectors(model, weights, mask, images, labels, lr=0.25, dtype=torch.float32)
+    double = release_vectors(model, weights, mask, images, labels, lr=0.25)
+    assert torch.equal(single[0], single[1])
+    model64, params64 = _double(model)
+    slow = _slow_releases(model64, params64, mask, images.double(), labels, 0.25, "masked")
+    gap = double[0] - double[1]
+    assert float(gap.abs().max()) > 1e-10
+    torch.testing.assert_close(gap, slow[0] - slow[1], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(("p", "chunk_size"), [(0.0, 4), (0.5, 4), (0.9, 5), (0.5, 11)])
+def test_release_gram_is_the_gram_of_the_release_vectors(model, weights, digits, p, chunk_size):
+    # Compared after centring, where a translation drops out: H R R^T H of the dense
+    # float64 releases against H K H. Chunks of 4 and 5 split the 11 candidates unevenly
+    # (4 + 4 + 3, 5 + 5 + 1); 11 is one chunk. Both are float64 with |w| <= 0.34 and
+    # entries of order 1: they agree to ~1e-15; 1e-12 relative catches a missing lr^2, a
+    # misplaced or untransposed block, the wrong mask or evaluation point (all O(1e-2)).
+    mask = random_mask(weights, p, seed=3)
+    images, labels = digits.images[:11], digits.labels[:11]
+    model64, params64 = _double(model)
+    dense = release_vectors(model64, params64, mask, images.double(), labels, lr=0.25)
+    centred = dense - dense.mean(dim=0)
+    expected = centred @ centred.T
+    gram = release_gram(model, weights, mask, images, labels, lr=0.25, chunk_size=chunk_size)
+    assert gram.dtype == torch.float64 and gram.device.type == "cpu" and gram.shape == (11, 11)
+    centred_gram = gram - gram.mean(dim=0) - gram.mean(dim=1, keepdim=True) + gram.mean()
+    scale = float(expected.abs().max())
+    torch.testing.assert_close(centred_gram, expected, rtol=0, atol=1e-12 * scale)
 
 
 def test_release_vectors_reject_bad_options(model, weights, digits):
@@ -64,6 +125,13 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
         release_vectors(model, weights, mask, x, y, lr=0.25, gradient_at="sparse")
     with pytest.raises(ValueError, match="'chunk_size' parameter of release_vectors"):
         release_vectors(model, weights, mask, x, y, lr=0.25, chunk_size=0)
+    with pytest.raises(ValueError, match=r"'dtype' parameter of release_vectors .* torch.float16"):
+        release_vectors(model, weights, mask, x, y, lr=0.25, dtype=torch.float16)
+    for option, value in [("lr", -1.0), ("gradient_at", "x"), ("chunk_size", 0)]:
+        with pytest.raises(ValueError, match=f"'{option}' parameter of release_gram"):
+            release_gram(model, weights, mask, x, y, **{"lr": 0.25, option: value})
+    with pytest.raises(ValueError, match="'dtype' parameter of release_gram"):
+        release_gram(model, weights, mask, x, y, lr=0.25, dtype=torch.int64)
 
 
 @pytest.mark.parametrize(

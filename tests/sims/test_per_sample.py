@@ -2,7 +2,8 @@
 
 The slow reference forms the ``(n, d)`` per-sample gradient matrix one sample at a time
 (:func:`sims.core.functional.batch_gradient` on a batch of one, itself checked against
-``loss.backward()`` in test_fl.py) and multiplies it out. Models run in float64, so the
+``loss.backward()`` in test_fl.py) and multiplies it out; the Gram is checked whole and
+assembled from chunks of samples. Models run in float64, so the
 routes agree to round-off (1e-10 relative).
 """
 
@@ -90,11 +91,16 @@ def _check(model, params, images, labels, mask=None):
         rtol=1e-10,
         atol=1e-12,
     )
-    fast, d = per_sample_gram(model, params, images, labels, mask=mask)
     expected = _explicit_gram(model, params, images, labels, mask)
-    assert fast.dtype == torch.float64 and fast.shape == expected.shape
-    assert d == (mask.num_kept() if mask is not None else sum(p.numel() for p in params.values()))
-    torch.testing.assert_close(fast, expected, rtol=1e-10, atol=1e-12 * float(expected.abs().max()))
+    # Chunks of 3 split every batch here unevenly (7 -> 3 + 3 + 1, 5 -> 3 + 2, 4 -> 3 + 1):
+    # blocks K(A, B) of chunks of different sizes, on both sides of the diagonal.
+    for chunk_size in (None, 3):
+        fast, d = per_sample_gram(model, params, images, labels, mask=mask, chunk_size=chunk_size)
+        assert fast.dtype == torch.float64 and fast.shape == expected.shape
+        kept = mask.num_kept() if mask is not None else sum(p.numel() for p in params.values())
+        assert d == kept
+        scale = float(expected.abs().max())
+        torch.testing.assert_close(fast, expected, rtol=1e-10, atol=1e-12 * scale)
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +184,8 @@ def test_bad_masks_are_refused(conv2):
         per_sample_gram(model, params, images, labels, mask=partial)
     with pytest.raises(ValueError, match="'images' parameter of per_sample_gram"):
         per_sample_gram(model, params, images[:, :, :4], labels)
+    with pytest.raises(ValueError, match=r"'chunk_size' parameter of per_sample_gram .* Got 0"):
+        per_sample_gram(model, params, images, labels, chunk_size=0)
 
 
 def test_per_sample_gradients_match_opacus(conv2):
