@@ -74,7 +74,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 import torch
 from torch import nn
-from torch.func import grad_and_value, vjp
+from torch.func import grad_and_value
 
 from bounds.validation import check_real
 from sims.core.functional import batch_loss, detached
@@ -106,10 +106,15 @@ def gumbel_share_mask(alpha: torch.Tensor, noise: torch.Tensor, temperature: flo
     v(0)]``, 0 with probability ``alpha``. Returns ``y_hard + (y_soft -
     stopgrad(y_soft))``: the value of ``y_hard``, the gradient of ``y_soft``.
     """
+    hard, soft = _gumbel_samples(alpha, noise, temperature)
+    return hard + (soft - soft.detach())
+
+
+def _gumbel_samples(alpha: torch.Tensor, noise: torch.Tensor, temperature: float):
+    """``(y_hard, y_soft)`` of eq. (18) (:func:`gumbel_share_mask`)."""
     logits = torch.stack((torch.log(alpha), torch.log1p(-alpha))) + noise
     soft = torch.softmax(logits / temperature, dim=0)[1]
-    hard = (logits[1] > logits[0]).to(alpha.dtype)
-    return hard + (soft - soft.detach())
+    return (logits[1] > logits[0]).to(alpha.dtype), soft
 
 
 def privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
@@ -128,6 +133,67 @@ def privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
     return out
 
 
+def mix_weights(
+    w: Params, alpha: Params, tilde: Params, noise: Params, temperature: float
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    r"""Lines 5-6 of Algorithm 3: ``w_in = m ⊙ w + (1 - m) ⊙ w_tilde`` with the hard
+    straight-through sample ``m`` (:func:`gumbel_share_mask`) on each prunable name of
+    ``alpha`` (other names pass through), and ``d w_in / d alpha`` through the soft sample:
+
+    .. math::
+
+        \frac{\partial w_{in}}{\partial\alpha} = (w - \tilde w)\,
+        \frac{y_s (1 - y_s)}{\tau}\Big(-\frac1\alpha - \frac1{1 - \alpha}\Big),
+
+    since ``y_soft = sigmoid((log(1 - alpha) + G(1) - log(alpha) - G(0)) / tau)``.
+    """
+    w_in, slope = dict(w), {}
+    for n in alpha:
+        hard, soft = _gumbel_samples(alpha[n], noise[n], temperature)
+        w_in[n] = hard * w[n] + (1 - hard) * tilde[n]
+        d_logit = -(1 / alpha[n] + 1 / (1 - alpha[n]))
+        slope[n] = (w[n] - tilde[n]) * soft * (1 - soft) / temperature * d_logit
+    return w_in, slope
+
+
+def priprune_update(
+    v: Params,
+    g: Params,
+    alpha: Params,
+    slope: Params,
+    mask: Mask,
+    *,
+    lr: float,
+    alpha_lr: float,
+    lambda_acc: float,
+    lambda_pri: float,
+    lambda_sha: float,
+    gradient_at: str,
+    temperature: float = 1.0,
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Lines 9-10 of Algorithm 3 from the gradient ``g = grad_v L_acc`` at ``v``: the
+    weight step ``m ⊙ (v - lr lambda_acc g_w)`` and the clamped alpha step, whose
+    ``L_acc`` part is ``g_w ⊙ d w_in / d alpha`` (``slope`` of :func:`mix_weights`; ``g_w``
+    the gradient with respect to ``w_in``, ``m ⊙ g`` with ``gradient_at="masked"``) and
+    whose eq. (17) part uses the weights of :func:`privacy_weights` on ``g_w``.
+    ``temperature`` is accepted (and unused) so that one set of options serves
+    :func:`priprune_step` and this function."""
+    del temperature
+    names = list(alpha)
+    g_w = mask.apply(g) if gradient_at == "masked" else g
+    c = privacy_weights({n: g_w[n] for n in names})
+    alpha_next = {
+        n: (
+            alpha[n]
+            - alpha_lr
+            * (lambda_acc * g_w[n] * slope[n] - lambda_pri * c[n] / alpha[n] + lambda_sha)
+        ).clamp(ALPHA_EPS, 1 - ALPHA_EPS)
+        for n in names
+    }
+    w_next = mask.apply({n: v[n] - lr * lambda_acc * g_w[n] for n in v})
+    return w_next, alpha_next
+
+
 def priprune_step(
     model: nn.Module,
     w: Params,
@@ -137,52 +203,26 @@ def priprune_step(
     images: torch.Tensor,
     labels: torch.Tensor,
     mask: Mask,
-    *,
-    lr: float,
-    alpha_lr: float,
-    lambda_acc: float,
-    lambda_pri: float,
-    lambda_sha: float,
-    temperature: float,
-    gradient_at: str,
+    **options,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], dict[str, torch.Tensor], torch.Tensor]:
     """One local step of Algorithm 3 (lines 5-10, module docstring) as a pure function.
 
     ``alpha``, ``tilde`` and ``noise`` (the ``(2, *shape)`` Gumbel draws of eq. 18) hold
-    one tensor per prunable name of ``w``. The straight-through masks of line 5 combine
-    ``w`` with ``tilde`` (line 6) into ``v`` (line 7, ``m ⊙ w_in`` with
-    ``gradient_at="masked"``); the gradient of ``L_acc`` at ``v`` gives the weight step
-    (line 9) and, pulled back through the masks (``torch.func.vjp``), the gradient of
-    ``L_acc`` in ``alpha`` (line 10, with eq. 17's weights from the same gradient).
-    Written with ``torch.func`` only, so it runs under ``vmap`` (one candidate batch per
-    row, :mod:`sims.releases.priprune`) and in :meth:`PriPruneDefense.local_update`.
+    one tensor per prunable name of ``w``: :func:`mix_weights` (lines 5-6), ``v`` (line 7,
+    ``m ⊙ w_in`` with ``gradient_at="masked"``), the gradient of ``L_acc`` at ``v``, and
+    :func:`priprune_update` (lines 9-10). ``options``: those of :func:`priprune_update`
+    (:meth:`PriPruneDefense.step_options`). Written with ``torch.func`` only, so it runs
+    under ``vmap`` (one candidate batch per row, :mod:`sims.releases.priprune`) and in
+    :meth:`PriPruneDefense.local_update`.
 
     Returns:
         ``(w_next, alpha_next, g, loss)``: the stepped weights, alpha after the clamped
         step, the dense gradient ``grad_v L_acc`` and the loss ``L_acc`` at ``v``.
     """
-    names = list(alpha)
-
-    def combined(a):
-        w_in = dict(w)
-        for n in names:
-            m = gumbel_share_mask(a[n], noise[n], temperature)
-            w_in[n] = m * w[n] + (1 - m) * tilde[n]
-        return mask.apply(w_in) if gradient_at == "masked" else w_in
-
-    v, pull_back = vjp(combined, dict(alpha))
+    w_in, slope = mix_weights(w, alpha, tilde, noise, options["temperature"])
+    v = mask.apply(w_in) if options["gradient_at"] == "masked" else w_in
     g, loss = grad_and_value(batch_loss, argnums=1)(model, v, images, labels)
-    (g_alpha_acc,) = pull_back(g)
-    g_w = mask.apply(g) if gradient_at == "masked" else g  # grad of L_acc wrt w_in
-    c = privacy_weights({n: g_w[n] for n in names})
-    alpha_next = {
-        n: (
-            alpha[n]
-            - alpha_lr * (lambda_acc * g_alpha_acc[n] - lambda_pri * c[n] / alpha[n] + lambda_sha)
-        ).clamp(ALPHA_EPS, 1 - ALPHA_EPS)
-        for n in names
-    }
-    w_next = mask.apply({n: v[n] - lr * lambda_acc * g_w[n] for n in v})
+    w_next, alpha_next = priprune_update(v, g, alpha, slope, mask, **options)
     return w_next, alpha_next, g, loss
 
 

@@ -19,12 +19,12 @@ seed, not from its data).
 from __future__ import annotations
 
 import torch
-from torch.func import vmap
+from torch.func import grad, vmap
 
 from bounds.validation import check_int
-from sims.core.functional import check_batch
+from sims.core.functional import batch_loss, check_batch
 from sims.defenses import PriPruneDefense
-from sims.defenses.adaptive import priprune_step
+from sims.defenses.adaptive import mix_weights, priprune_step, priprune_update
 from sims.pruning.mask import prunable_names
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
@@ -75,16 +75,15 @@ class PriPruneRelease:
         self.images = images.to(setting.device, torch.float64)[index]
         self.labels = labels.to(setting.device)[index]
         start = setting.params
-        self.names = prunable_names(start)
         alpha = defense.alpha.get(client_id)
         self.alpha = {
             n: (
                 alpha[n] if alpha is not None else torch.full_like(start[n], defense.alpha_init)
             ).to(setting.device, torch.float64)
-            for n in self.names
+            for n in prunable_names(start)
         }
         tilde = defense.combination_weights(client_id, start)
-        self.tilde = {n: tilde[n].to(torch.float64) for n in self.names}
+        self.tilde = {n: t.to(torch.float64) for n, t in tilde.items()}
 
     @property
     def secrets(self) -> int:
@@ -100,27 +99,38 @@ class PriPruneRelease:
         options = defense.step_options(setting.lr, setting.gradient_at)
         device = setting.device
         generator = torch.Generator(device=device).manual_seed(seed)
-        names, mask, model = self.names, setting.mask, setting.model
-        n = self.secrets
-        w = {k: v.expand(n, *v.shape) for k, v in setting.params.items()}
-        alpha = {k: v.expand(n, *v.shape) for k, v in self.alpha.items()}
+        mask, model, tilde = setting.mask, setting.model, self.tilde
 
-        def step(w, alpha, noise, x, y):
-            out = priprune_step(model, w, alpha, self.tilde, noise, x, y, mask, **options)
-            return out[0], out[1]
-
-        run = vmap(step, in_dims=(0, 0, None, 0, 0))
-        for _ in range(setting.local_steps):
-            noise = {
-                k: defense.draw_noise(tuple(self.alpha[k].shape), generator, device).to(
-                    torch.float64
-                )
-                for k in names
+        def noise():
+            return {
+                k: defense.draw_noise(tuple(a.shape), generator, device).to(torch.float64)
+                for k, a in self.alpha.items()
             }
-            w, alpha = run(w, alpha, noise, self.images, self.labels)
+
+        def update(v, g, alpha, slope):
+            return priprune_update(v, g, alpha, slope, mask, **options)
+
+        def step(w, alpha, draws, x, y):
+            return priprune_step(model, w, alpha, tilde, draws, x, y, mask, **options)[:2]
+
+        # step 1 starts every secret from the same weights and alpha: the mix, and the
+        # point v where the gradients are taken, are common (one computation); only the
+        # gradients and what follows from them are per secret
+        w_in, slope = mix_weights(
+            setting.params, self.alpha, tilde, noise(), options["temperature"]
+        )
+        v = mask.apply(w_in) if setting.gradient_at == "masked" else w_in
+        g = vmap(grad(batch_loss, argnums=1), in_dims=(None, None, 0, 0))(
+            model, v, self.images, self.labels
+        )
+        w, alpha = vmap(update, in_dims=(None, 0, None, None))(v, g, self.alpha, slope)
+        for _ in range(setting.local_steps - 1):
+            w, alpha = vmap(step, in_dims=(0, 0, None, 0, 0))(
+                w, alpha, noise(), self.images, self.labels
+            )
         keep = {k: torch.ones_like(v, dtype=torch.bool) for k, v in w.items()}
-        for k in names:
-            keep[k] = alpha[k] <= 0.5
+        for k, a in alpha.items():
+            keep[k] = a <= 0.5
         return setting.kept_rows(w), setting.kept_rows(keep)
 
     def leakage(

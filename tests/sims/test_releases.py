@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from sims.defenses import FixedDefense, PriPruneDefense, defense_mask
+from sims.defenses import FixedDefense, PriPruneDefense
 from sims.fl.client import client_update
 from sims.fl.release import release_vectors
 from sims.pruning.mask import Mask, prunable_names, random_mask

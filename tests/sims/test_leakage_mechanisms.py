@@ -1,0 +1,100 @@
+"""``pruneleak leakage`` with other release mechanisms: rounds, local steps, defenses.
+
+On tiny candidate sets, every record must keep the order that holds for any release:
+0 <= Fano (each attack) <= I(X; Y) <= log2 C(M, B), the exact value's interval inside
+[0, ceiling], the upper bounds that are valid for the mechanism above the interval's
+lower end, and the Bayes success below the DP bound where one is given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from sims.cli import main
+from sims.defenses import DefenseSpec
+from sims.experiments.leakage import LeakageConfig
+
+TINY = ["--candidates", "8", "--samples", "256", "--attack-targets", "2", "--iterations", "2"]
+TINY += ["--stats-samples", "4", "--p", "0.5", "--device", "cpu", "--no-figure"]
+# slack of the order checks: Monte Carlo intervals are compared, not means
+SLACK = 1e-9
+
+
+def _records(capsys, *args) -> list[dict]:
+    assert main(["leakage", *TINY, *args, "--json"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+
+
+def _check_order(record: dict) -> None:
+    secrets_bits = math.log2(math.comb(record["candidates"], record["batch_size"]))
+    low, high = record["exact_ci_bits"]
+    assert 0 <= low <= record["exact_bits"] <= high <= secrets_bits + SLACK
+    assert record["ceiling_bits"] == pytest.approx(secrets_bits, abs=1e-12)
+    for fano in record["fano_lower_bits"].values():
+        assert 0 <= fano <= high + SLACK
+    for bound in ("gaussian_bound_bits",):
+        if record.get(bound) is not None:
+            assert record[bound] >= low - SLACK
+    if record.get("dp_success_bound") is not None and record["bayes_success_ci"] is not None:
+        assert record["bayes_success_ci"][0] <= record["dp_success_bound"] + SLACK
+    if record["bayes_success_ci"] is not None:
+        s_low, s_high = record["bayes_success_ci"]
+        assert 1 / 2**secrets_bits - SLACK <= s_low <= s_high <= 1 + SLACK
+
+
+def test_rounds_give_the_leakage_after_each_round_count_below_every_valid_bound(tmp_path, capsys):
+    (record,) = _records(capsys, "--rounds", "4", "--noise", "0.01", "--out", str(tmp_path))
+    _check_order(record)
+    assert [e["rounds"] for e in record["by_rounds"]] == [1, 2, 4]
+    for entry in record["by_rounds"]:
+        _check_order({**record, **entry})
+        low = entry["exact_ci_bits"][0]
+        # rounds are independent given X: I(X; Y_1..Y_T) <= sum_t I(X; Y_t)
+        assert low <= entry["per_round_sum_ci_bits"][1] + SLACK
+        assert entry["corollary1_status"]["published"] in ("valid", "vacuous", "violated")
+    # more rounds cannot leak less (the first T' uploads are part of the T uploads)
+    lows = [e["exact_ci_bits"][0] for e in record["by_rounds"]]
+    highs = [e["exact_ci_bits"][1] for e in record["by_rounds"]]
+    assert all(h2 >= l1 - SLACK for l1, h2 in zip(lows, highs[1:], strict=False))
+    assert record["exact_bits"] == record["by_rounds"][-1]["exact_bits"]
+
+
+@pytest.mark.parametrize("defense", ["largest", "random", "mix"])
+def test_fixed_defenses_exact_bits_in_order(tmp_path, capsys, defense):
+    rows = _records(
+        capsys, "--defense", defense, "--pseudo", "--warmup-rounds", "1", "--noise", "0", "0.05",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    for record in rows:
+        _check_order(record)
+        assert record["exact_method"] == "monte_carlo" and record["defense"] == defense
+        assert set(record["attack_success"]) == {"sgi", "sgi_aware"}
+        assert 0 <= record["nmi_chance"] <= 1
+
+
+def test_priprune_bracket_in_order(tmp_path, capsys):
+    rows = _records(
+        capsys, "--defense", "priprune", "--noise", "0", "0.01", "--randomness-draws", "16",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    for record in rows:
+        _check_order(record)
+        assert record["exact_method"] == "bracket"
+        lower, upper = record["exact_bracket_bits"]
+        assert lower <= upper + 0.5  # the two means, each within its Monte Carlo error
+
+
+def test_defense_with_several_rounds_is_refused():
+    with pytest.raises(ValueError, match=r"'rounds' parameter of LeakageConfig must be 1"):
+        LeakageConfig(rounds=2, defense=DefenseSpec(name="largest"))
+
+
+def test_pseudo_without_defense_is_a_one_line_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["leakage", *TINY, "--pseudo"])
+    assert info.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "--pseudo needs a --defense" in line
