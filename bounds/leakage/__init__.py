@@ -11,11 +11,13 @@ Modules (one idea each; every public name is re-exported here):
 - ``exact``: ``exact_leakage(releases, noise_std, *, samples, confidence, seed)`` ->
   ``ExactLeakage``: :math:`I(X;Y) = \log_2 M - \mathbb E H(\text{posterior})` and the
   Bayes-optimal success :math:`\mathbb E\max_j \pi_j`, Monte Carlo in log space with an
-  interval; exact for equal releases, :math:`s = 0` and :math:`M = 2`.
+  empirical Bernstein interval (coverage at least the confidence for every number of
+  draws); exact for equal releases, :math:`s = 0` and :math:`M = 2`.
 - ``batches``: ``batch_leakage(releases, noise_std, batch_size, ...)`` -> ``BatchLeakage``:
   the secret is a uniform :math:`B`-subset of the candidates (:math:`N = \binom{M}{B}`),
   the release the noisy mean of its members' releases; exact posterior over all :math:`N`
-  subsets when :math:`N` is small enough, else an InfoNCE / leave-one-out bracket.
+  subsets when :math:`N` is small enough, else an InfoNCE / leave-one-out bracket (each
+  with an empirical Bernstein interval).
 - ``binary``: two candidates, the binary-input Gaussian channel by quadrature
   (``binary_channel_bits``) and :math:`\Phi(d/(2s))` (``binary_channel_success``).
 - ``ceiling``: ``ceiling_bits(M, B)`` :math:`= B\log_2 M`, the secret's entropy bound
@@ -28,7 +30,9 @@ Modules (one idea each; every public name is re-exported here):
   ``max_pairwise_distance`` (the sensitivity over candidates).
 - ``fano``: ``fano_lower_bound_bits`` (Fano's inequality) and
   ``fano_lower_confidence_bits`` (at the worst point of the Clopper-Pearson interval).
-- ``intervals``: ``clopper_pearson_interval`` and the CLT interval of a mean.
+- ``intervals``: ``clopper_pearson_interval`` and the empirical Bernstein interval of a mean
+  of bounded values (``mean_interval``; coverage at least the confidence for every sample
+  size), behind every Monte Carlo interval here.
 - ``status``: ``theorem1_status`` -> "valid" / "vacuous" / "violated".
 
 Order that must hold at every point (within intervals):

@@ -8,6 +8,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from scipy import special
 
 from bounds import leakage
 from bounds.leakage import batches as batches_module
@@ -154,7 +155,12 @@ def test_small_noise_tends_to_log2_n_and_large_noise_to_zero():
     # Gaussian-channel bound at s = 1e3: tr(Cov of means) / (2 s^2 ln 2) < 1e-5 bits.
     huge = leakage.batch_leakage(releases, 1e3, 3, samples=256)
     assert leakage.gaussian_channel_bound_bits(means, 1e3) < 1e-5
-    assert huge.ci_bits[0] >= 0.0 and huge.ci_bits[1] < 1e-5
+    assert 0.0 <= huge.bits < 1e-5 and huge.ci_bits[0] == 0.0
+    # The interval is the empirical Bernstein one (Maurer & Pontil 2009, Thm. 4): at zero
+    # spread it is 7 R ln(2/delta) / (3 (n - 1)) wide, R = log2 35 bits, delta = 0.025.
+    assert huge.ci_bits[1] == pytest.approx(
+        huge.bits + 7 * math.log2(35) * math.log(80) / (3 * 255), abs=1e-6
+    )
 
 
 def test_enumeration_memory_is_bounded():
@@ -191,6 +197,46 @@ def test_bracket_contains_the_enumerated_value_and_narrows_with_more_negatives()
         widths.append(upper - lower)
     assert widths[0] > widths[1] > widths[2]
     assert widths[2] < 0.1
+
+
+def _bracket_reference(releases, s, b, negatives, draws, seed):
+    """Means (bits) of the raw InfoNCE term log((K+1) p_0 / sum_j p_j) and of the leave-one-
+    out term log(p_0 / (p_0 / N + (N - 1) / N mean_{S_k != S} p_k)), from the explicit
+    (N, k) matrix of subset means and Euclidean distances (own draws)."""
+    rng = np.random.default_rng(seed)
+    means = _subset_means(releases, b)
+    n = len(means)
+    truth = rng.integers(n, size=draws)
+    others = rng.integers(n, size=(draws, negatives))
+    y = means[truth] + s * rng.standard_normal((draws, releases.shape[1]))
+    everyone = np.concatenate([truth[:, None], others], axis=1)
+    log_lik = -np.sum((y[:, None, :] - means[everyone]) ** 2, axis=2) / (2 * s * s)
+    info_nce = math.log(negatives + 1) + log_lik[:, 0] - special.logsumexp(log_lik, axis=1)
+    kept = others != truth[:, None]
+    count = kept.sum(axis=1)
+    total = np.sum(np.where(kept, np.exp(log_lik[:, 1:] - log_lik[:, :1]), 0.0), axis=1)
+    ratio = 1 / n + (n - 1) / n * total / np.maximum(count, 1)  # p(y|S) -> 1 here
+    loo = np.where(count > 0, -np.log(ratio), math.log(n))  # no other negative: log N
+    return np.array([info_nce.mean(), loo.mean()]) / math.log(2), [
+        info_nce.std() / math.log(2) / math.sqrt(draws),
+        loo.std() / math.log(2) / math.sqrt(draws),
+    ]
+
+
+@pytest.mark.parametrize(("s", "negatives"), [(0.5, 3), (1.5, 8)])
+def test_bracket_means_agree_with_the_raw_terms_on_explicit_means(s, negatives):
+    # The bracket averages log(K+1) - H(w) (the InfoNCE term's expectation over which of the
+    # K + 1 subsets is the true one) and the leave-one-out term with the true subset's share
+    # kept: same expectations as the raw terms above, computed another way.
+    releases = np.random.default_rng(11).normal(size=(6, 2))
+    res = leakage.batch_leakage(
+        releases, s, 2, samples=20_000, seed=3, max_enumerated=0, negatives=negatives
+    )
+    ref, se = _bracket_reference(releases, s, 2, negatives, draws=40_000, seed=4)
+    # Both sides are Monte Carlo means (the code's of lower-variance terms): 5 of the
+    # reference's standard errors, which bound the sum of both errors.
+    assert abs(res.bracket_bits[0] - ref[0]) < 5 * se[0]
+    assert abs(res.bracket_bits[1] - ref[1]) < 5 * se[1]
 
 
 def test_bracket_limits_are_exact():
