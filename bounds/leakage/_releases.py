@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -159,3 +160,41 @@ def group_entropy_bits(counts: np.ndarray) -> float:
     n = int(counts.sum())
     value = math.log2(n) - float(np.sum(counts * np.log2(counts))) / n
     return min(max(value, 0.0), math.log2(n))
+
+
+def all_subsets(m: int, b: int) -> np.ndarray:
+    """(b, N) int array: column n is the n-th b-subset of range(m), lexicographic order.
+
+    Examples
+    --------
+    >>> all_subsets(4, 2)
+    array([[0, 0, 0, 1, 1, 2],
+           [1, 2, 3, 2, 3, 3]])
+    """
+    n = math.comb(m, b)
+    if b == 1:
+        return np.arange(m, dtype=np.intp)[None, :]
+    if b == 2:
+        return np.stack(np.triu_indices(m, 1)).astype(np.intp)
+    flat = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations(range(m), b)),
+        dtype=np.intp,
+        count=n * b,
+    )
+    return np.ascontiguousarray(flat.reshape(n, b).T)
+
+
+def subset_sums(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values[i]`` over each subset; ``subsets`` (b, ...) indexes the first axis.
+    Members are added in the order of the rows of ``subsets`` (index order for
+    ``all_subsets``), so float sums are reproducible.
+
+    Examples
+    --------
+    >>> subset_sums(np.array([1.0, 2.0, 4.0]), all_subsets(3, 2))
+    array([3., 5., 6.])
+    """
+    total = values[subsets[0]].copy()
+    for col in subsets[1:]:
+        total += values[col]
+    return total

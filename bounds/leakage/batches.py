@@ -92,24 +92,25 @@ Methods (``BatchLeakage.method``):
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from bounds.leakage._releases import (
+    all_subsets,
     distinct_rows,
     group_entropy_bits,
     release_matrix,
     scaled_releases,
+    subset_sums,
 )
 from bounds.leakage.exact import exact_leakage
 from bounds.leakage.intervals import mean_interval
 from bounds.validation import check_int, check_open_unit, check_real
 
 METHODS = ("exact", "monte_carlo", "enumerated", "bracket", "assumed_distinct")
-# Enumerate when N <= this. At M = 1797, B = 2 (N = 1,614,006) 1024 draws take ~10 s on one
+# Enumerate when N <= this. At M = 1797, B = 2 (N = 1,613,706) 1024 draws take ~10 s on one
 # core; the subset table costs 4 B (min(B, M - B)) bytes per subset (13 MB there).
 DEFAULT_MAX_ENUMERATED = 2_000_000
 # Negatives per draw of the bracket: the lower bound saturates at log2(1024) = 10 bits.
@@ -183,21 +184,6 @@ def _exact(bits, success, m, b, n, s, method="exact"):
     )
 
 
-def _all_subsets(m: int, b: int) -> np.ndarray:
-    """(b, N) int array: column n is the n-th b-subset of range(m), lexicographic order."""
-    n = math.comb(m, b)
-    if b == 1:
-        return np.arange(m, dtype=np.intp)[None, :]
-    if b == 2:
-        return np.stack(np.triu_indices(m, 1)).astype(np.intp)
-    flat = np.fromiter(
-        itertools.chain.from_iterable(itertools.combinations(range(m), b)),
-        dtype=np.intp,
-        count=n * b,
-    )
-    return np.ascontiguousarray(flat.reshape(n, b).T)
-
-
 def _random_subsets(rng: np.random.Generator, m: int, b: int, n: int) -> np.ndarray:
     """(n, b) rows, each an independent uniform b-subset of range(m) (unordered, distinct).
 
@@ -221,14 +207,6 @@ def _random_subsets(rng: np.random.Generator, m: int, b: int, n: int) -> np.ndar
     )
 
 
-def _subset_sums(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """Sum of ``values[i]`` over each subset; ``subsets`` (b, ...) indexes the first axis."""
-    total = values[subsets[0]].copy()
-    for col in subsets[1:]:
-        total += values[col]
-    return total
-
-
 def _quadratic_terms(scaled: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     r""":math:`\sum_{i,j\in S} G_{ij} = \|\sum_{i\in S} c_i\|^2` for every column of ``subsets``."""
     m, k = scaled.shape
@@ -242,7 +220,7 @@ def _quadratic_terms(scaled: np.ndarray, subsets: np.ndarray) -> np.ndarray:
         return out
     rows = max(1, _CHUNK_FLOATS // max(k, 1))
     for start in range(0, n, rows):
-        sums = _subset_sums(scaled, subsets[:, start : start + rows])
+        sums = subset_sums(scaled, subsets[:, start : start + rows])
         out[start : start + sums.shape[0]] = np.einsum("ij,ij->i", sums, sums)
     return out
 
@@ -281,7 +259,7 @@ def _enumerated(scaled: np.ndarray, b: int, samples: int, rng: np.random.Generat
     # Complements: sum_{S} c_i = -sum_{S^c} c_i (centred). The sign flips y and every
     # likelihood together (a reflection), so it cannot change the numbers; kept for clarity.
     sign = 1.0 if small == b else -1.0
-    subsets = _all_subsets(m, small)
+    subsets = all_subsets(m, small)
     n_sub = subsets.shape[1]
     offset = _quadratic_terms(scaled, subsets) / (2 * b * b)
     draws = max(1, min(samples, _CHUNK_FLOATS // (n_sub + m + k)))
@@ -292,11 +270,11 @@ def _enumerated(scaled: np.ndarray, b: int, samples: int, rng: np.random.Generat
     for start in range(0, samples, draws):
         d = min(draws, samples - start)
         truth = subsets[:, rng.integers(n_sub, size=d)]  # (small, d), uniform over subsets
-        y = sign * _subset_sums(scaled, truth) / b + rng.standard_normal((d, k))
+        y = sign * subset_sums(scaled, truth) / b + rng.standard_normal((d, k))
         a = sign * (scaled @ y.T) / b  # (m, d): a_i / B, signed for complements
         state = None
         for lo in range(0, n_sub, block):
-            logits = _subset_sums(a, subsets[:, lo : lo + block])  # (block, d)
+            logits = subset_sums(a, subsets[:, lo : lo + block])  # (block, d)
             logits -= offset[lo : lo + block, None]
             state = _fold_logits(state, logits)
         _, z, t = state
@@ -308,7 +286,7 @@ def _enumerated(scaled: np.ndarray, b: int, samples: int, rng: np.random.Generat
 def _log_likelihoods(scaled: np.ndarray, y: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     r""":math:`\ell_S = \langle y, m_S\rangle - \|m_S\|^2/2` for subsets (d, j, b), y (d, k)."""
     b = subsets.shape[-1]
-    sums = _subset_sums(scaled, np.moveaxis(subsets, -1, 0))  # (d, j, k)
+    sums = subset_sums(scaled, np.moveaxis(subsets, -1, 0))  # (d, j, k)
     return (np.einsum("djk,dk->dj", sums, y) - 0.5 * np.einsum("djk,djk->dj", sums, sums) / b) / b
 
 
@@ -332,7 +310,7 @@ def _bracket(scaled: np.ndarray, b: int, samples: int, negatives: int, rng):
     for start in range(0, samples, draws):
         d = min(draws, samples - start)
         truth = _random_subsets(rng, m, b, d)
-        y = _subset_sums(scaled, truth.T) / b + rng.standard_normal((d, k))
+        y = subset_sums(scaled, truth.T) / b + rng.standard_normal((d, k))
         positive = _log_likelihoods(scaled, y, truth[:, None, :])[:, 0]
         state = _fold_logits(None, positive[None, :])  # softmax over the K + 1 subsets
         lse = np.full(d, -np.inf)  # log sum_k exp(l_{S_k}) over negatives other than S
@@ -357,18 +335,39 @@ def _bracket(scaled: np.ndarray, b: int, samples: int, negatives: int, rng):
     return lower, upper
 
 
-def _integer_rows(r: np.ndarray, b: int) -> np.ndarray | None:
-    """``r`` as exact int64 multiples of one power of two (so sums of b rows are exact), or
-    None when the exponent range of the entries is too wide for int64."""
+def _row_blocks(m: int, k: int):
+    """Slices of at most ``_CHUNK_FLOATS`` entries of an (m, k) array, whole rows each."""
+    rows = max(1, _CHUNK_FLOATS // max(k, 1))
+    return (slice(start, start + rows) for start in range(0, m, rows))
+
+
+def _magnitude_range(r: np.ndarray) -> tuple[float, float]:
+    """Largest and smallest non-zero :math:`|r_{ij}|` (``(0.0, inf)`` when all are 0), a
+    block of rows at a time (no full-size temporary)."""
+    largest, smallest = 0.0, math.inf
+    for block in _row_blocks(*r.shape):
+        magnitude = np.abs(r[block])
+        largest = max(largest, float(magnitude.max(initial=0.0)))
+        smallest = min(smallest, float(magnitude.min(initial=math.inf, where=magnitude > 0)))
+    return largest, smallest
+
+
+def _integer_exponent(largest: float, smallest: float, b: int) -> int | None:
+    """``low`` such that every entry is an integer multiple of :math:`2^{low}` and every sum
+    of ``b`` entries, in those units, fits int64; None when the exponent range of the
+    non-zero entries (``_magnitude_range``; ``frexp``'s exponent grows with the magnitude)
+    is too wide for that."""
+    if largest == 0:
+        return 0
+    low = math.frexp(smallest)[1] - 53
+    return None if math.frexp(largest)[1] - low + math.ceil(math.log2(b)) > 62 else low
+
+
+def _integer_rows(r: np.ndarray, low: int) -> np.ndarray:
+    """``r`` in units of :math:`2^{low}` as exact int64 (``low`` from ``_integer_exponent``)."""
     mant, expo = np.frexp(r)  # r = mant 2^expo, 1/2 <= |mant| < 1 (or 0)
-    nonzero = r != 0
-    if not nonzero.any():
-        return np.zeros(r.shape, dtype=np.int64)
-    low = int(expo[nonzero].min()) - 53
-    if int(expo[nonzero].max()) - low + math.ceil(math.log2(b)) > 62:
-        return None
     ints = np.ldexp(mant, 53).astype(np.int64)  # exact: 53 significant bits
-    shift = np.where(nonzero, expo - 53 - low, 0)
+    shift = np.where(r != 0, expo - 53 - low, 0)
     return ints * np.left_shift(np.int64(1), shift)
 
 
@@ -379,29 +378,153 @@ def _hash_weights(k: int) -> np.ndarray:
     )
 
 
-def _noiseless_group_counts(r: np.ndarray, b: int) -> np.ndarray:
-    """Multiplicities of the distinct batch sums over all b-subsets (see batch_leakage)."""
+def _mix(words: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number
+    generators", OOPSLA) of uint64 words, wrapping: every input bit reaches every output
+    bit, so sums that differ only in high bits (quantised values have many trailing zero
+    bits) still get unrelated hashes."""
+    z = words ^ (words >> np.uint64(30))
+    z = z * np.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _integer_row_keys(r: np.ndarray, low: int) -> np.ndarray:
+    r"""One int64 key per row: :math:`\sum_c (v_{ic} / 2^{z_c})\,w_c` modulo :math:`2^{64}`,
+    :math:`v` the exact integer rows (``_integer_rows``) and :math:`2^{z_c}` the largest
+    power of two dividing column :math:`c`. Linear modulo :math:`2^{64}` in the row, so the
+    sum of a subset's row keys is the key of its integer sum: equal sums, equal keys. The
+    division (exact) keeps the low bits of the entries from being all zero, where the
+    products with the weights would keep only a few random bits of the key (a difference
+    vector divisible by :math:`2^t` collides with probability :math:`2^{t-64}`)."""
     m, k = r.shape
-    values = _integer_rows(r, b)
-    if values is None:
-        values = r
-    subsets = _all_subsets(m, b)
-    n = subsets.shape[1]
+    common = np.zeros(k, dtype=np.int64)  # OR of |v|: its lowest set bit is 2^{z_c}
+    for block in _row_blocks(m, k):
+        common |= np.bitwise_or.reduce(np.abs(_integer_rows(r[block], low)), axis=0)
+    lowest = common & -common
+    shift = np.where(common == 0, 0, np.frexp(lowest.astype(float))[1] - 1)
     weights = _hash_weights(k)
-    keys = np.empty(n, dtype=np.int64)
-    rows = max(1, _CHUNK_FLOATS // max(k, 1))
-    for start in range(0, n, rows):
-        sums = _subset_sums(values, subsets[:, start : start + rows])
+    keys = np.empty(m, dtype=np.int64)
+    for block in _row_blocks(m, k):
+        keys[block] = ((_integer_rows(r[block], low) >> shift) * weights).sum(axis=1)
+    return keys
+
+
+def _exact_group_counts(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Multiplicities of the distinct sums of ``values`` rows over the columns of ``subsets``,
+    by exact comparison: the sums are formed a chunk at a time and hashed (int64 weighted
+    sum with wrap-around of their mixed bit patterns, ``_mix``); only sums with equal hashes are
+    compared entry by entry, a chunk of whole hash groups at a time (different hashes mean
+    different sums). Time O(N b k); memory a chunk, or one group of equal hashes."""
+    k = values.shape[1]
+    n = subsets.shape[1]
+    weights = _hash_weights(k).view(np.uint64)
+    keys = np.empty(n, dtype=np.uint64)
+    for block in _row_blocks(n, k):
+        sums = subset_sums(values, subsets[:, block])
         if sums.dtype.kind == "f":
-            sums = (sums + 0.0).view(np.int64)  # + 0.0 maps -0.0 to 0.0
-        keys[start : start + sums.shape[0]] = (sums * weights).sum(axis=1)  # wraps mod 2^64
-    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    # Distinct keys imply distinct sums; equal keys are resolved by exact comparison.
-    shared = np.flatnonzero(counts[inverse.ravel()] > 1)
-    singles = np.ones(int(np.sum(counts == 1)), dtype=np.int64)
-    if shared.size == 0:
+            sums = sums + 0.0  # maps -0.0 to 0.0
+        keys[block] = (_mix(sums.view(np.uint64)) * weights).sum(axis=1)  # wraps mod 2^64
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    group = np.cumsum(np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])) - 1
+    sizes = np.bincount(group)
+    counts = [np.ones(int(np.sum(sizes == 1)), dtype=np.int64)]
+    tied = sizes[group] > 1
+    shared, shared_group = order[tied], group[tied]  # whole groups, in increasing group order
+    rows = max(1, _CHUNK_FLOATS // max(k, 1))
+    start = 0
+    while start < shared.size:  # chunks of whole groups: up to `rows`, or one larger group
+        stop = min(start + rows, shared.size)
+        if stop < shared.size:
+            cut = int(np.searchsorted(shared_group, shared_group[stop]))
+            side = "right" if cut == start else "left"
+            stop = int(np.searchsorted(shared_group, shared_group[stop], side=side))
+        sums = subset_sums(values, subsets[:, shared[start:stop]])
+        counts.append(np.unique(sums, axis=0, return_counts=True)[1])
+        start = stop
+    return np.concatenate(counts)
+
+
+def _float_keys(r: np.ndarray, subsets: np.ndarray, largest: float) -> tuple[np.ndarray, float]:
+    r"""Keys :math:`\kappa_S` of the subsets and a tolerance :math:`\tau` such that equal
+    float64 sums :math:`T_S = T_{S'}` (summed in index order) give
+    :math:`|\kappa_S - \kappa_{S'}| \le \tau`.
+
+    With :math:`x = 2^{-e} r` (:math:`|x| < 1`), weights :math:`w\in[0, 1)^k`,
+    :math:`h_i = x_i\cdot w` (one matrix-vector product) and :math:`\kappa_S = \sum_{i\in S}
+    h_i`, rounding error analysis (Higham, *Accuracy and Stability of Numerical Algorithms*,
+    2nd ed., eq. 3.5: :math:`|\mathrm{fl}(\sum_j^n p_j) - \sum_j p_j| \le \gamma_n\sum_j|p_j|`,
+    :math:`\gamma_n = nu/(1 - nu)`, :math:`u = 2^{-53}`, any order of summation) gives, with
+    :math:`a_i = |x_i|\cdot w`,
+
+    .. math::
+
+        |\kappa_S - 2^{-e}\,T_S\cdot w| \le (\gamma_k + 2\gamma_{b-1})(1 + \gamma_k)
+        \sum_{i\in S} a_i + b\,k\,2^{-1074}
+
+    (the dot products, the sum of the :math:`h_i`, the rounding of :math:`T_S` itself, and
+    underflow to subnormals; sums of floats are exact in the subnormal range). The tolerance
+    is twice the largest such bound, taken with :math:`2(k + 2b)u` for the factor in front
+    of the sum (at least twice the exact factor while :math:`ku < 10^{-2}`), over the
+    :math:`b` largest :math:`a_i`; ``largest`` is :math:`\max|r_{ij}|`, so :math:`e` is its
+    ``frexp`` exponent. Time O(M k + N b); no (N, k) array."""
+    m, k = r.shape
+    b = subsets.shape[0]
+    exponent = math.frexp(largest)[1]
+    weights = np.ldexp(_hash_weights(k).astype(float), -63)
+    h = np.empty(m)
+    a = np.empty(m)
+    for block in _row_blocks(m, k):
+        x = np.ldexp(r[block], -exponent)
+        h[block] = x @ weights
+        a[block] = np.abs(x) @ weights
+    largest = float(np.sort(a)[-b:].sum())
+    tolerance = 2 * (2 * (k + 2 * b) * 2.0**-53 * largest + b * k * 2.0**-1074)
+    return subset_sums(h, subsets), tolerance
+
+
+def _noiseless_group_counts(r: np.ndarray, b: int) -> np.ndarray:
+    r"""Multiplicities of the distinct batch sums over all b-subsets (see batch_leakage).
+
+    One key per row, a subset's key the sum of its members' (so the N keys cost O(N b)
+    after O(M k)), keys sorted (O(N log N)), and only subsets whose keys may be equal
+    compared exactly. Integer route (``_integer_exponent``): ``_integer_row_keys``, linear
+    modulo :math:`2^{64}` in the row, so equal sums give equal keys, and different keys
+    different sums. Float route: ``_float_keys``; equal float sums give keys within the
+    tolerance, so every run of sorted keys with gaps within it is compared (a run holds
+    every pair that may be equal: their gap bounds each gap between them). A float sum of
+    ``b`` entries that may overflow (:math:`b\max|r| \ge 2^{1023}`) goes the slow way,
+    ``_exact_group_counts`` on all subsets (O(N b k)).
+    """
+    m = r.shape[0]
+    subsets = all_subsets(m, b)
+    largest, smallest = _magnitude_range(r)
+    low = _integer_exponent(largest, smallest, b)
+    if low is not None:
+        keys = subset_sums(_integer_row_keys(r, low), subsets)  # wraps mod 2^64
+        order = np.argsort(keys, kind="stable")
+        same = keys[order[1:]] == keys[order[:-1]]
+    elif b * largest < 2.0**1023:
+        keys, tolerance = _float_keys(r, subsets, largest)
+        order = np.argsort(keys, kind="stable")
+        same = np.diff(keys[order]) <= tolerance
+    else:
+        with np.errstate(over="ignore"):  # sums of float64 in index order: inf where they are
+            return _exact_group_counts(r, subsets)
+    in_run = np.zeros(order.size, dtype=bool)  # sorted position shares a run with another
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    singles = np.ones(int(order.size - in_run.sum()), dtype=np.int64)
+    if not in_run.any():
         return singles
-    tied = np.unique(_subset_sums(values, subsets[:, shared]), axis=0, return_counts=True)[1]
+    # Keys in different runs belong to different sums, so one exact grouping of every
+    # subset in a run counts each run's sums correctly. Only the rows involved are used.
+    candidates = subsets[:, order[in_run]]
+    rows, local = np.unique(candidates, return_inverse=True)  # increasing: order kept
+    values = r[rows] if low is None else _integer_rows(r[rows], low)
+    tied = _exact_group_counts(values, local.reshape(candidates.shape))
     return np.concatenate([singles, tied])
 
 
@@ -439,8 +562,12 @@ def batch_leakage(
       groups of subsets with equal means, success = groups / :math:`N`. Equality is exact
       for the mathematical means whenever the entries of ``releases`` are multiples of one
       power of two within 62 bits of range, e.g. integers or quantised values (they are
-      summed as int64); otherwise the sums are compared as float64 sums in index order, and
-      means equal only in exact arithmetic but not after rounding count as distinct.
+      summed as int64); otherwise the sums are compared as float64 sums in index order
+      (means equal in exact arithmetic but not after rounding count as distinct, and the
+      other way round). Cost :math:`O(Mk + NB\log N)`: one hash per row, linear in the
+      row, so a subset's hash is the sum of its members' (no :math:`k`-dimensional sum per
+      subset); the :math:`N` hashes are sorted and only subsets whose hashes may be equal
+      (within the rounding bound of the float route) are compared exactly.
     - :math:`s = 0`, :math:`N >` ``max_enumerated``: ``"assumed_distinct"``, module
       docstring (:math:`\log_2 N`, an assumption; ValueError if two rows are equal).
     - :math:`s > 0`, :math:`N \le` ``max_enumerated``: ``"enumerated"``, exact posterior,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import math
 import tracemalloc
+from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -89,6 +91,124 @@ def test_noiseless_ties_are_resolved_exactly_whatever_the_hash(monkeypatch):
     assert res.bits == pytest.approx(0.4 * math.log2(10) + 0.6 * math.log2(5), abs=1e-14)
     releases = np.random.default_rng(2).normal(size=(9, 3))  # float route, no ties
     assert leakage.batch_leakage(releases, 0.0, 4).bits == math.log2(126)
+
+
+def _slow_group_counts(releases, b, *, exact):
+    """Sorted multiplicities of the b-subset sums, one subset at a time: exact rational sums
+    (``exact=True``, what the integer route promises) or float64 sums in index order."""
+    groups = Counter()
+    for members in itertools.combinations(range(len(releases)), b):
+        if exact:
+            total = tuple(sum(Fraction(float(x)) for x in col) for col in releases[list(members)].T)
+        else:
+            acc = releases[members[0]].copy()
+            for i in members[1:]:
+                with np.errstate(over="ignore"):  # an overflowing float sum is inf
+                    acc = acc + releases[i]
+            total = tuple(float(x) + 0.0 for x in acc)
+        groups[total] += 1
+    return sorted(groups.values())
+
+
+def _group_counts(releases, b):
+    return sorted(batches_module._noiseless_group_counts(np.asarray(releases, float), b).tolist())
+
+
+def _routes(releases, b):
+    largest, smallest = batches_module._magnitude_range(np.asarray(releases, float))
+    return batches_module._integer_exponent(largest, smallest, b) is not None
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_noiseless_grouping_of_integer_releases_with_planted_coincidences(b):
+    rng = np.random.default_rng(b)
+    releases = rng.integers(-40, 40, size=(10, 3)).astype(float)
+    releases[3] = releases[1] + releases[2] - releases[0]  # r0 + r3 = r1 + r2
+    releases[7] = releases[4] + releases[5] + releases[6] - releases[8] - releases[9]
+    assert _routes(releases, b)
+    expected = _slow_group_counts(releases, b, exact=True)
+    assert max(expected) > 1  # the planted ties are there
+    assert _group_counts(releases, b) == expected
+
+
+def test_noiseless_grouping_of_many_quantised_ties():
+    # 4 levels in 2 dimensions: C(30, 3) = 4060 sums take few distinct values.
+    releases = np.random.default_rng(3).integers(0, 4, size=(30, 2)) * 0.25
+    expected = _slow_group_counts(releases, 3, exact=True)
+    assert len(expected) < 100 and _group_counts(releases, 3) == expected
+
+
+def test_noiseless_grouping_by_chunks_of_whole_hash_groups(monkeypatch):
+    # Chunks of 7 // 2 = 3 sums: groups larger than a chunk and chunk ends inside groups.
+    releases = np.random.default_rng(4).integers(0, 3, size=(9, 2)).astype(float)
+    expected = _slow_group_counts(releases, 2, exact=True)
+    assert max(expected) > 3
+    monkeypatch.setattr(batches_module, "_CHUNK_FLOATS", 7)
+    assert _group_counts(releases, 2) == expected
+
+
+def test_noiseless_float_route_merges_sums_that_round_together():
+    # 1e-30 widens the exponent range beyond int64: float route. 0.1 + 0.4 and 0.2 + 0.3 are
+    # both the float 0.5, though the exact sums of these doubles differ; their keys (sums of
+    # per-row hashes) differ in the last bits, so only the tolerance brings them together.
+    releases = np.array([[0.1, 1e-30], [0.2, 1e-30], [0.3, 1e-30], [0.4, 1e-30], [0.7, 0.0]])
+    assert not _routes(releases, 2)
+    assert 0.1 + 0.4 == 0.2 + 0.3
+    assert Fraction(0.1) + Fraction(0.4) != Fraction(0.2) + Fraction(0.3)
+    expected = _slow_group_counts(releases, 2, exact=False)
+    assert expected == [1] * 8 + [2]  # {0, 3} ~ {1, 2}; the other 8 pair sums differ
+    assert _group_counts(releases, 2) == expected
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_noiseless_float_route_against_index_order_sums(b):
+    rng = np.random.default_rng(10 + b)
+    releases = rng.normal(size=(11, 4)) * np.exp2(rng.integers(-80, 10, size=(11, 4)))
+    releases[5] = releases[0] + releases[1] - releases[2]  # ties only where rounding agrees
+    releases[6] = releases[0]  # equal rows: certain ties
+    assert not _routes(releases, b)
+    expected = _slow_group_counts(releases, b, exact=False)
+    assert max(expected) > 1 and _group_counts(releases, b) == expected
+
+
+def test_noiseless_sums_that_overflow_are_compared_as_floats():
+    # b max|r| >= 2^1023: the slow route. 1.5e308 + 1.5e308 and 1.5e308 + 1e308 are both inf.
+    releases = np.array([[1.5e308, 1.0], [1.5e308, 2.0], [1.0e308, 1.0], [-1e308, 3.0]])
+    expected = _slow_group_counts(releases, 2, exact=False)
+    assert expected == [1, 1, 1, 1, 2] and _group_counts(releases, 2) == expected
+
+
+def test_noiseless_hash_sends_few_sums_to_the_exact_comparison(monkeypatch):
+    # Quantised releases (multiples of 2^-2: 52 trailing zero bits in the int64 units of the
+    # integer route) with no ties: the hash alone must separate the 4950 sums. A hash that
+    # kept only a few random bits of each key would send many to the exact comparison.
+    releases = np.random.default_rng(5).integers(-500, 500, size=(100, 6)) * 0.25
+    assert _routes(releases, 2)
+    compared = []
+    original = batches_module._exact_group_counts
+    monkeypatch.setattr(
+        batches_module,
+        "_exact_group_counts",
+        lambda values, subsets: compared.append(subsets.shape[1]) or original(values, subsets),
+    )
+    assert _group_counts(releases, 2) == [1] * math.comb(100, 2)
+    assert sum(compared) == 0
+
+
+def test_exact_grouping_hashes_quantised_floats_apart(monkeypatch):
+    # The slow route hashes the float sums' bit patterns; multiples of 2^-2 leave ~45 low
+    # mantissa bits zero, which the mixing must spread: then the 4950 distinct sums are
+    # formed once (to hash) and never again (no equal hashes to compare).
+    releases = np.random.default_rng(6).integers(-500, 500, size=(100, 6)) * 0.25
+    calls = []
+    original = batches_module.subset_sums
+    monkeypatch.setattr(
+        batches_module,
+        "subset_sums",
+        lambda values, subsets: calls.append(1) or original(values, subsets),
+    )
+    counts = batches_module._exact_group_counts(releases, batches_module.all_subsets(100, 2))
+    assert counts.tolist() == [1] * math.comb(100, 2) and len(calls) == 1
 
 
 def test_noiseless_generic_releases_leak_log2_n():
