@@ -150,7 +150,9 @@ class BatchLeakage:
     noise_std : :math:`s`.
     exact : True when computed without Monte Carlo and without assumption.
     bracket_bits : (lower, upper) Monte Carlo means of the InfoNCE and leave-one-out bounds,
-        clipped to :math:`[0, \log_2 N]` (``"bracket"`` only, else None).
+        clipped to :math:`[0, \log_2 N]` (``"bracket"`` only, else None); they can cross
+        when the bracket is narrower than their Monte Carlo errors (``ci_bits`` contains
+        both).
     """
 
     bits: float
@@ -694,6 +696,9 @@ def batch_leakage(
     _, _, up_hi = mean_interval(floored, conf, low=-log2_n, high=log2_n)
     low_mean, low_lo = min(low_mean, log2_n), min(low_lo, log2_n)
     up_mean, up_hi = (min(max(v, 0.0), log2_n) for v in (float(upper.mean()), up_hi))
+    # The two means can cross when the bracket is narrower than their Monte Carlo errors;
+    # the interval is widened (never narrowed) to contain both.
+    low_lo, up_hi = min(low_lo, up_mean), max(up_hi, low_mean)
     return BatchLeakage(
         bits=0.5 * (low_mean + up_mean),
         ci_bits=(low_lo, up_hi),
