@@ -26,8 +26,11 @@ Modules (one idea each; every public name is re-exported here):
   :math:`\tfrac12\log_2\det(I + \Sigma/s^2)` (maximum entropy; any release distribution).
 - ``reconstruction``: ``gaussian_mechanism_success_bound`` (Hayes et al. 2023, ReRo of
   :math:`\mu`-GDP), its general-prior form ``gdp_reconstruction_bound(kappa, mu)``, the
-  :math:`(\epsilon,\delta)`-DP form ``dp_reconstruction_bound(kappa, epsilon, delta)``, and
-  ``max_pairwise_distance`` (the sensitivity over candidates).
+  :math:`(\epsilon,\delta)`-DP form ``dp_reconstruction_bound(kappa, epsilon, delta)``,
+  ``max_pairwise_distance`` (the sensitivity over candidates) and
+  ``batch_sensitivity(releases, batch_size)`` -> ``BatchSensitivity``: the diameter
+  :math:`D_B` of the batch means (exact for small :math:`N`, else the smallest of several
+  valid upper bounds), the tightest sensitivity for a batch of :math:`B > 1`.
 - ``fano``: ``fano_lower_bound_bits`` (Fano's inequality) and
   ``fano_lower_confidence_bits`` (at the worst point of the Clopper-Pearson interval).
 - ``intervals``: ``clopper_pearson_interval`` and the empirical Bernstein interval of a mean
@@ -39,7 +42,9 @@ Order that must hold at every point (within intervals):
 ``fano_lower_*`` :math:`\le` ``exact_leakage().bits`` :math:`\le`
 ``min(ceiling_bits, gaussian_channel_bound_bits)``, and
 ``exact_leakage().bayes_success`` :math:`\le` ``gaussian_mechanism_success_bound`` with
-``sensitivity = max_pairwise_distance(releases)``.
+``sensitivity = max_pairwise_distance(releases)``; for batches,
+``batch_leakage().bayes_success`` :math:`\le` ``gaussian_mechanism_success_bound(N,
+batch_sensitivity(releases, B).value, s)``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bit
 from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
 from bounds.leakage.intervals import clopper_pearson_interval
 from bounds.leakage.reconstruction import (
+    BatchSensitivity,
+    batch_sensitivity,
     dp_reconstruction_bound,
     gaussian_mechanism_success_bound,
     gdp_reconstruction_bound,
@@ -62,8 +69,10 @@ from bounds.leakage.status import STATUSES, theorem1_status
 __all__ = [
     "STATUSES",
     "BatchLeakage",
+    "BatchSensitivity",
     "ExactLeakage",
     "batch_leakage",
+    "batch_sensitivity",
     "binary_channel_bits",
     "binary_channel_success",
     "ceiling_bits",
