@@ -415,10 +415,11 @@ def _integer_row_keys(r: np.ndarray, low: int) -> np.ndarray:
 
 def _exact_group_counts(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     """Multiplicities of the distinct sums of ``values`` rows over the columns of ``subsets``,
-    by exact comparison: the sums are formed a chunk at a time and hashed (int64 weighted
-    sum with wrap-around of their mixed bit patterns, ``_mix``); only sums with equal hashes are
-    compared entry by entry, a chunk of whole hash groups at a time (different hashes mean
-    different sums). Time O(N b k); memory a chunk, or one group of equal hashes."""
+    by exact comparison: the sums are formed a chunk at a time and hashed (a weighted sum,
+    modulo :math:`2^{64}`, of their bit patterns mixed by ``_mix``); only sums with equal
+    hashes are compared entry by entry, a chunk of whole hash groups at a time (different
+    hashes mean different sums). Time O(N b k); memory a chunk, or one group of equal
+    hashes."""
     k = values.shape[1]
     n = subsets.shape[1]
     weights = _hash_weights(k).view(np.uint64)
