@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -57,13 +58,30 @@ def centred_scaled(releases: np.ndarray) -> tuple[np.ndarray, int]:
     return np.ldexp(diff, -exponent), exponent + shift
 
 
+def gram_eigenvalues(c: np.ndarray) -> np.ndarray:
+    r"""Eigenvalues (ascending) of the smaller of :math:`cc^\top` (:math:`M\times M`) and
+    :math:`c^\top c` (:math:`k\times k`): both have the non-zero spectrum :math:`\sigma_i(c)^2`,
+    and the smaller costs :math:`O(\min(M,k)^2\max(M,k))`. Empty for an empty ``c``.
+
+    Examples
+    --------
+    >>> gram_eigenvalues(np.array([[3.0, 0.0, 0.0], [0.0, 4.0, 0.0]]))
+    array([ 9., 16.])
+    """
+    gram = c @ c.T if c.shape[0] <= c.shape[1] else c.T @ c
+    return np.linalg.eigvalsh(gram) if gram.size else gram.ravel()
+
+
 def difference_norm(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     r"""``(x, e)`` with :math:`\|a - b\|_2 = x\,2^e` for finite vectors (``(0.0, 0)`` when
-    equal): no overflow or underflow, although the norm itself may exceed 1.8e308.
+    equal): no overflow or underflow, although the norm itself may exceed 1.8e308. For
+    (q, k) arrays, the norm of the sum of the q row differences,
+    :math:`\|\sum_t (a_t - b_t)\|_2`.
 
-    The difference is formed directly (halved first only when it would overflow) and
-    scaled by a power of two before the sum of squares, so ``x`` carries the rounding of
-    ``np.linalg.norm`` alone.
+    The differences are formed directly (halved first only when one would overflow) and
+    scaled by a power of two before they are summed and squared, so ``x`` carries the
+    rounding of one subtraction, of the sum over rows and of ``np.linalg.norm`` alone (no
+    cancellation of large common parts of :math:`a_t` and :math:`b_t`).
 
     Examples
     --------
@@ -71,6 +89,8 @@ def difference_norm(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     (0.625, 3)
     >>> difference_norm(np.array([1.7e308]), np.array([-1.7e308]))[1]
     1025
+    >>> difference_norm(np.array([[1e9, 3.0], [5.0, 0.0]]), np.array([[1e9, 0.0], [1.0, 0.0]]))
+    (0.625, 3)
     """
     with np.errstate(over="ignore"):
         diff = a - b
@@ -81,7 +101,9 @@ def difference_norm(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     if largest == 0:
         return 0.0, 0
     exponent = int(np.frexp(largest)[1])
-    return float(np.linalg.norm(np.ldexp(diff, -exponent))), exponent + shift
+    scaled = np.ldexp(diff, -exponent)
+    total = scaled.sum(axis=0) if scaled.ndim == 2 else scaled
+    return float(np.linalg.norm(total)), exponent + shift
 
 
 def representable(x: float, exponent: int) -> bool:
@@ -159,3 +181,41 @@ def group_entropy_bits(counts: np.ndarray) -> float:
     n = int(counts.sum())
     value = math.log2(n) - float(np.sum(counts * np.log2(counts))) / n
     return min(max(value, 0.0), math.log2(n))
+
+
+def all_subsets(m: int, b: int) -> np.ndarray:
+    """(b, N) int array: column n is the n-th b-subset of range(m), lexicographic order.
+
+    Examples
+    --------
+    >>> all_subsets(4, 2)
+    array([[0, 0, 0, 1, 1, 2],
+           [1, 2, 3, 2, 3, 3]])
+    """
+    n = math.comb(m, b)
+    if b == 1:
+        return np.arange(m, dtype=np.intp)[None, :]
+    if b == 2:
+        return np.stack(np.triu_indices(m, 1)).astype(np.intp)
+    flat = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations(range(m), b)),
+        dtype=np.intp,
+        count=n * b,
+    )
+    return np.ascontiguousarray(flat.reshape(n, b).T)
+
+
+def subset_sums(values: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values[i]`` over each subset; ``subsets`` (b, ...) indexes the first axis.
+    Members are added in the order of the rows of ``subsets`` (index order for
+    ``all_subsets``), so float sums are reproducible.
+
+    Examples
+    --------
+    >>> subset_sums(np.array([1.0, 2.0, 4.0]), all_subsets(3, 2))
+    array([3., 5., 6.])
+    """
+    total = values[subsets[0]].copy()
+    for col in subsets[1:]:
+        total += values[col]
+    return total

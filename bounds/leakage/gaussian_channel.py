@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bounds.leakage._releases import centred_scaled, release_matrix
+from bounds.leakage._releases import centred_scaled, gram_eigenvalues, release_matrix
 from bounds.validation import check_real
 
 
@@ -65,8 +65,7 @@ def gaussian_channel_bound_bits(releases, noise_std: float) -> float:
     r = release_matrix(releases, func)
     s = check_real("noise_std", noise_std, func=func, low=0, low_inclusive=False)
     c, exponent = centred_scaled(r)  # C = c 2^exponent
-    gram = c @ c.T if c.shape[0] <= c.shape[1] else c.T @ c
-    eigenvalues = np.linalg.eigvalsh(gram) if gram.size else gram.ravel()
+    eigenvalues = gram_eigenvalues(c)
     positive = eigenvalues[eigenvalues > 0]
     if positive.size == 0:
         return 0.0

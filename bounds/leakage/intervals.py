@@ -1,11 +1,13 @@
-r"""Confidence intervals: exact binomial (Clopper-Pearson) and the CLT interval of a mean."""
+r"""Confidence intervals: exact binomial (Clopper-Pearson) and an empirical Bernstein interval
+for the mean of bounded i.i.d. values; both cover with at least the stated confidence for
+every sample size."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from bounds.validation import check_int, check_open_unit
 
@@ -61,21 +63,43 @@ def clopper_pearson_interval(
 def mean_interval(
     values: np.ndarray, confidence: float, *, low: float, high: float
 ) -> tuple[float, float, float]:
-    r"""``(mean, lo, hi)``: the CLT interval :math:`\bar v \pm z\,\hat\sigma/\sqrt n`, clipped.
+    r"""``(mean, lo, hi)``: the mean of i.i.d. values in ``[low, high]`` and an interval for
+    their expectation whose coverage is at least ``confidence`` for every sample size.
 
-    :math:`z = \Phi^{-1}((1 + \text{confidence})/2)`, :math:`\hat\sigma` the sample standard
-    deviation (``ddof=1``). Clipping to ``[low, high]`` (the range the mean is known to lie
-    in) only removes impossible values, so the coverage does not drop.
+    Empirical Bernstein bound (Maurer & Pontil 2009, "Empirical Bernstein bounds and sample
+    variance penalization", COLT, arXiv:0907.3740, Thm. 4): for :math:`n \ge 2` i.i.d.
+    values in an interval of length :math:`R`, with probability at least :math:`1 - \delta`
+
+    .. math::
+
+        \mathbb E\,v - \bar v \le \sqrt{\frac{2\hat\sigma^2\ln(2/\delta)}{n}}
+        + \frac{7R\ln(2/\delta)}{3(n-1)},
+
+    :math:`\hat\sigma^2` the sample variance (``ddof=1``; the theorem is stated for
+    :math:`[0, 1]` and scales with :math:`R`). The same bound for :math:`-v` gives the lower
+    limit; each side at :math:`\delta = (1 - \text{confidence})/2`, so both hold together
+    with probability at least ``confidence`` (union bound). Unlike the CLT interval
+    :math:`\bar v \pm z\hat\sigma/\sqrt n` it needs no large-sample approximation: near an
+    end of the range, where rare values carry the whole distance to the end and
+    :math:`\hat\sigma` is often 0, the CLT interval misses far more often than
+    :math:`1 - \text{confidence}`; this one pays :math:`7R\ln(2/\delta)/(3(n-1))` instead
+    (about :math:`10.2R/n` at 95 %). The results are clipped to ``[low, high]``, which only
+    removes impossible values. Assumption: every value lies in ``[low, high]`` (rounding of
+    order 1e-16 aside); the point estimate is the plain sample mean.
 
     Examples
     --------
     >>> mean, lo, hi = mean_interval(np.array([0.0, 1.0] * 8), 0.95, low=0, high=1)
     >>> mean, round(lo, 4), round(hi, 4)
-    (0.5, 0.247, 0.753)
+    (0.5, 0.0, 1.0)
+    >>> mean, lo, hi = mean_interval(np.array([0.0, 1.0] * 2048), 0.95, low=0, high=1)
+    >>> round(hi - mean, 4)  # 0.5 sqrt(2 ln 80 / 4096) + 7 ln 80 / (3 * 4095)
+    0.0256
     """
     n = values.size
     mean = float(values.mean())
-    z = float(-special.ndtri((1.0 - confidence) / 2))
-    half = z * float(values.std(ddof=1)) / math.sqrt(n)
+    log_term = math.log(4.0 / (1.0 - confidence))  # ln(2 / delta), delta = (1 - conf) / 2
+    variance = float(values.var(ddof=1))
+    half = math.sqrt(2.0 * variance * log_term / n) + 7.0 * (high - low) * log_term / (3 * (n - 1))
     lo, mid, hi = np.clip([mean - half, mean, mean + half], low, high)
     return float(mid), float(lo), float(hi)

@@ -299,7 +299,9 @@ def test_batch_leakage_at_any_scale(r, noise, noiseless, batch_fraction, cap):
         return
     _check_leakage_result(res, math.comb(m, b))
     if res.bracket_bits is not None:
-        assert res.bracket_bits[0] <= res.bracket_bits[1]
+        # Two Monte Carlo means (of a lower and of an upper bound) may cross when the bracket
+        # is narrower than their errors (found at 16 draws); the interval holds both.
+        assert res.ci_bits[0] <= min(res.bracket_bits) <= max(res.bracket_bits) <= res.ci_bits[1]
 
 
 @covers("leakage.binary_channel_bits", "leakage.binary_channel_success")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import itertools
 import math
 import tracemalloc
+from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy import special
 
 from bounds import leakage
 from bounds.leakage import batches as batches_module
@@ -90,6 +93,124 @@ def test_noiseless_ties_are_resolved_exactly_whatever_the_hash(monkeypatch):
     assert leakage.batch_leakage(releases, 0.0, 4).bits == math.log2(126)
 
 
+def _slow_group_counts(releases, b, *, exact):
+    """Sorted multiplicities of the b-subset sums, one subset at a time: exact rational sums
+    (``exact=True``, what the integer route promises) or float64 sums in index order."""
+    groups = Counter()
+    for members in itertools.combinations(range(len(releases)), b):
+        if exact:
+            total = tuple(sum(Fraction(float(x)) for x in col) for col in releases[list(members)].T)
+        else:
+            acc = releases[members[0]].copy()
+            for i in members[1:]:
+                with np.errstate(over="ignore"):  # an overflowing float sum is inf
+                    acc = acc + releases[i]
+            total = tuple(float(x) + 0.0 for x in acc)
+        groups[total] += 1
+    return sorted(groups.values())
+
+
+def _group_counts(releases, b):
+    return sorted(batches_module._noiseless_group_counts(np.asarray(releases, float), b).tolist())
+
+
+def _routes(releases, b):
+    largest, smallest = batches_module._magnitude_range(np.asarray(releases, float))
+    return batches_module._integer_exponent(largest, smallest, b) is not None
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_noiseless_grouping_of_integer_releases_with_planted_coincidences(b):
+    rng = np.random.default_rng(b)
+    releases = rng.integers(-40, 40, size=(10, 3)).astype(float)
+    releases[3] = releases[1] + releases[2] - releases[0]  # r0 + r3 = r1 + r2
+    releases[7] = releases[4] + releases[5] + releases[6] - releases[8] - releases[9]
+    assert _routes(releases, b)
+    expected = _slow_group_counts(releases, b, exact=True)
+    assert max(expected) > 1  # the planted ties are there
+    assert _group_counts(releases, b) == expected
+
+
+def test_noiseless_grouping_of_many_quantised_ties():
+    # 4 levels in 2 dimensions: C(30, 3) = 4060 sums take few distinct values.
+    releases = np.random.default_rng(3).integers(0, 4, size=(30, 2)) * 0.25
+    expected = _slow_group_counts(releases, 3, exact=True)
+    assert len(expected) < 100 and _group_counts(releases, 3) == expected
+
+
+def test_noiseless_grouping_by_chunks_of_whole_hash_groups(monkeypatch):
+    # Chunks of 7 // 2 = 3 sums: groups larger than a chunk and chunk ends inside groups.
+    releases = np.random.default_rng(4).integers(0, 3, size=(9, 2)).astype(float)
+    expected = _slow_group_counts(releases, 2, exact=True)
+    assert max(expected) > 3
+    monkeypatch.setattr(batches_module, "_CHUNK_FLOATS", 7)
+    assert _group_counts(releases, 2) == expected
+
+
+def test_noiseless_float_route_merges_sums_that_round_together():
+    # 1e-30 widens the exponent range beyond int64: float route. 0.1 + 0.4 and 0.2 + 0.3 are
+    # both the float 0.5, though the exact sums of these doubles differ; their keys (sums of
+    # per-row hashes) differ in the last bits, so only the tolerance brings them together.
+    releases = np.array([[0.1, 1e-30], [0.2, 1e-30], [0.3, 1e-30], [0.4, 1e-30], [0.7, 0.0]])
+    assert not _routes(releases, 2)
+    assert 0.1 + 0.4 == 0.2 + 0.3
+    assert Fraction(0.1) + Fraction(0.4) != Fraction(0.2) + Fraction(0.3)
+    expected = _slow_group_counts(releases, 2, exact=False)
+    assert expected == [1] * 8 + [2]  # {0, 3} ~ {1, 2}; the other 8 pair sums differ
+    assert _group_counts(releases, 2) == expected
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_noiseless_float_route_against_index_order_sums(b):
+    rng = np.random.default_rng(10 + b)
+    releases = rng.normal(size=(11, 4)) * np.exp2(rng.integers(-80, 10, size=(11, 4)))
+    releases[5] = releases[0] + releases[1] - releases[2]  # ties only where rounding agrees
+    releases[6] = releases[0]  # equal rows: certain ties
+    assert not _routes(releases, b)
+    expected = _slow_group_counts(releases, b, exact=False)
+    assert max(expected) > 1 and _group_counts(releases, b) == expected
+
+
+def test_noiseless_sums_that_overflow_are_compared_as_floats():
+    # b max|r| >= 2^1023: the slow route. 1.5e308 + 1.5e308 and 1.5e308 + 1e308 are both inf.
+    releases = np.array([[1.5e308, 1.0], [1.5e308, 2.0], [1.0e308, 1.0], [-1e308, 3.0]])
+    expected = _slow_group_counts(releases, 2, exact=False)
+    assert expected == [1, 1, 1, 1, 2] and _group_counts(releases, 2) == expected
+
+
+def test_noiseless_hash_sends_few_sums_to_the_exact_comparison(monkeypatch):
+    # Quantised releases (multiples of 2^-2: 52 trailing zero bits in the int64 units of the
+    # integer route) with no ties: the hash alone must separate the 4950 sums. A hash that
+    # kept only a few random bits of each key would send many to the exact comparison.
+    releases = np.random.default_rng(5).integers(-500, 500, size=(100, 6)) * 0.25
+    assert _routes(releases, 2)
+    compared = []
+    original = batches_module._exact_group_counts
+    monkeypatch.setattr(
+        batches_module,
+        "_exact_group_counts",
+        lambda values, subsets: compared.append(subsets.shape[1]) or original(values, subsets),
+    )
+    assert _group_counts(releases, 2) == [1] * math.comb(100, 2)
+    assert sum(compared) == 0
+
+
+def test_exact_grouping_hashes_quantised_floats_apart(monkeypatch):
+    # The slow route hashes the float sums' bit patterns; multiples of 2^-2 leave ~45 low
+    # mantissa bits zero, which the mixing must spread: then the 4950 distinct sums are
+    # formed once (to hash) and never again (no equal hashes to compare).
+    releases = np.random.default_rng(6).integers(-500, 500, size=(100, 6)) * 0.25
+    calls = []
+    original = batches_module.subset_sums
+    monkeypatch.setattr(
+        batches_module,
+        "subset_sums",
+        lambda values, subsets: calls.append(1) or original(values, subsets),
+    )
+    counts = batches_module._exact_group_counts(releases, batches_module.all_subsets(100, 2))
+    assert counts.tolist() == [1] * math.comb(100, 2) and len(calls) == 1
+
+
 def test_noiseless_generic_releases_leak_log2_n():
     releases = np.random.default_rng(2).normal(size=(9, 3))
     res = leakage.batch_leakage(releases, 0.0, 4)
@@ -154,7 +275,12 @@ def test_small_noise_tends_to_log2_n_and_large_noise_to_zero():
     # Gaussian-channel bound at s = 1e3: tr(Cov of means) / (2 s^2 ln 2) < 1e-5 bits.
     huge = leakage.batch_leakage(releases, 1e3, 3, samples=256)
     assert leakage.gaussian_channel_bound_bits(means, 1e3) < 1e-5
-    assert huge.ci_bits[0] >= 0.0 and huge.ci_bits[1] < 1e-5
+    assert 0.0 <= huge.bits < 1e-5 and huge.ci_bits[0] == 0.0
+    # The interval is the empirical Bernstein one (Maurer & Pontil 2009, Thm. 4): at zero
+    # spread it is 7 R ln(2/delta) / (3 (n - 1)) wide, R = log2 35 bits, delta = 0.025.
+    assert huge.ci_bits[1] == pytest.approx(
+        huge.bits + 7 * math.log2(35) * math.log(80) / (3 * 255), abs=1e-6
+    )
 
 
 def test_enumeration_memory_is_bounded():
@@ -191,6 +317,46 @@ def test_bracket_contains_the_enumerated_value_and_narrows_with_more_negatives()
         widths.append(upper - lower)
     assert widths[0] > widths[1] > widths[2]
     assert widths[2] < 0.1
+
+
+def _bracket_reference(releases, s, b, negatives, draws, seed):
+    """Means (bits) of the raw InfoNCE term log((K+1) p_0 / sum_j p_j) and of the leave-one-
+    out term log(p_0 / (p_0 / N + (N - 1) / N mean_{S_k != S} p_k)), from the explicit
+    (N, k) matrix of subset means and Euclidean distances (own draws)."""
+    rng = np.random.default_rng(seed)
+    means = _subset_means(releases, b)
+    n = len(means)
+    truth = rng.integers(n, size=draws)
+    others = rng.integers(n, size=(draws, negatives))
+    y = means[truth] + s * rng.standard_normal((draws, releases.shape[1]))
+    everyone = np.concatenate([truth[:, None], others], axis=1)
+    log_lik = -np.sum((y[:, None, :] - means[everyone]) ** 2, axis=2) / (2 * s * s)
+    info_nce = math.log(negatives + 1) + log_lik[:, 0] - special.logsumexp(log_lik, axis=1)
+    kept = others != truth[:, None]
+    count = kept.sum(axis=1)
+    total = np.sum(np.where(kept, np.exp(log_lik[:, 1:] - log_lik[:, :1]), 0.0), axis=1)
+    ratio = 1 / n + (n - 1) / n * total / np.maximum(count, 1)  # p(y|S) -> 1 here
+    loo = np.where(count > 0, -np.log(ratio), math.log(n))  # no other negative: log N
+    return np.array([info_nce.mean(), loo.mean()]) / math.log(2), [
+        info_nce.std() / math.log(2) / math.sqrt(draws),
+        loo.std() / math.log(2) / math.sqrt(draws),
+    ]
+
+
+@pytest.mark.parametrize(("s", "negatives"), [(0.5, 3), (1.5, 8)])
+def test_bracket_means_agree_with_the_raw_terms_on_explicit_means(s, negatives):
+    # The bracket averages log(K+1) - H(w) (the InfoNCE term's expectation over which of the
+    # K + 1 subsets is the true one) and the leave-one-out term with the true subset's share
+    # kept: same expectations as the raw terms above, computed another way.
+    releases = np.random.default_rng(11).normal(size=(6, 2))
+    res = leakage.batch_leakage(
+        releases, s, 2, samples=20_000, seed=3, max_enumerated=0, negatives=negatives
+    )
+    ref, se = _bracket_reference(releases, s, 2, negatives, draws=40_000, seed=4)
+    # Both sides are Monte Carlo means (the code's of lower-variance terms): 5 of the
+    # reference's standard errors, which bound the sum of both errors.
+    assert abs(res.bracket_bits[0] - ref[0]) < 5 * se[0]
+    assert abs(res.bracket_bits[1] - ref[1]) < 5 * se[1]
 
 
 def test_bracket_limits_are_exact():
