@@ -374,10 +374,11 @@ def empirical_privacy(
     ``sigma``, ``epsilon`` (add/remove, the accountant's reading of the step),
     ``epsilon_replace``, ``mu`` (replace-one GDP), ``kappa`` = 1/N, ``hayes_gdp``,
     ``hayes_gdp_data`` (mean over trials), ``hayes_dp``, ``bayes_success`` (MAP attacker,
-    mean over trials) and its Monte Carlo standard error, ``sgi_success`` / ``gi_success``
-    with 95 % Clopper-Pearson intervals, ``sgi_psnr`` / ``gi_psnr`` (median over trials,
-    dB, capped at :data:`PSNR_CAP`), ``bits`` (mean exact I(batch; upload) over trials) and
-    ``bits_se``, ``log2_secrets``, ``sgi_fano_bits`` / ``gi_fano_bits``, ``trials``.
+    mean over trials) and ``bayes_success_ci`` (the mean of the trials' 95 % Monte Carlo
+    intervals), ``sgi_success`` / ``gi_success`` with 95 % Clopper-Pearson intervals,
+    ``sgi_psnr`` / ``gi_psnr`` (median over trials, dB, capped at :data:`PSNR_CAP`),
+    ``bits`` (mean exact I(batch; upload) over trials) and ``bits_ci`` (the mean of the
+    trials' intervals), ``log2_secrets``, ``sgi_fano_bits`` / ``gi_fano_bits``, ``trials``.
 
     With ``reconstructions_dir`` each attack's reconstructions at each sigma (every
     trial's batch, matched to its originals) are written there under
@@ -423,12 +424,7 @@ def empirical_privacy(
             for t, c in enumerate(clients)
         ]
         bits = np.array([lk.bits for lk in leaks])
-        # the interval of each trial is a CLT interval at 95 %: half-width / 1.96 is its SE
-        se_each = np.array([(lk.ci_bits[1] - lk.ci_bits[0]) / (2 * 1.96) for lk in leaks])
         bayes = np.array([lk.bayes_success for lk in leaks])
-        bayes_se = np.array(
-            [(lk.bayes_success_ci[1] - lk.bayes_success_ci[0]) / (2 * 1.96) for lk in leaks]
-        )
         mu = math.inf if sigma == 0 else 2 * config.replaced / sigma
         mu_data = [math.inf if sigma == 0 else d / (sigma * c_norm) for d in diameters]
         eps_replace = step_epsilon(sigma / (2 * config.replaced), config.delta)
@@ -446,7 +442,7 @@ def empirical_privacy(
                 ),
                 "hayes_dp": dp_reconstruction_bound(kappa, eps_replace, config.delta),
                 "bayes_success": float(bayes.mean()),
-                "bayes_success_se": float(math.sqrt((bayes_se**2).sum()) / trials),
+                "bayes_success_ci": _mean_interval([lk.bayes_success_ci for lk in leaks]),
                 "sgi_success": sgi_hits / trials,
                 "sgi_success_ci": clopper_pearson_interval(sgi_hits, trials),
                 "gi_success": gi_hits / trials,
@@ -454,7 +450,7 @@ def empirical_privacy(
                 "sgi_psnr": float(np.median(sgi_psnr)),
                 "gi_psnr": float(np.median(gi_psnr)),
                 "bits": float(bits.mean()),
-                "bits_se": float(math.sqrt((se_each**2).sum()) / trials),
+                "bits_ci": _mean_interval([lk.ci_bits for lk in leaks]),
                 "log2_secrets": math.log2(config.secrets),
                 "sgi_fano_bits": fano_bits(n, b, trials - sgi_hits, trials),
                 "gi_fano_bits": fano_bits(n, b, trials - gi_hits, trials),
@@ -463,6 +459,15 @@ def empirical_privacy(
         )
         logger.info("sigma %g: %s", sigma, records[-1])
     return records
+
+
+def _mean_interval(intervals) -> list[float]:
+    """The mean of the trials' lower and of their upper limits: it contains the mean of
+    the trials' values whenever every trial's interval contains its value."""
+    return [
+        float(np.mean([lo for lo, _ in intervals])),
+        float(np.mean([hi for _, hi in intervals])),
+    ]
 
 
 _COLUMNS = [
@@ -478,7 +483,7 @@ _COLUMNS = [
     ("sgi_psnr", "SGI dB", "{:.1f}"),
     ("gi_psnr", "GI dB", "{:.1f}"),
     ("bits", "I bits", "{:.3f}"),
-    ("bits_se", "+-", "{:.3f}"),
+    ("bits_ci", "I 95% CI", "[{0[0]:.3f}, {0[1]:.3f}]"),
     ("log2_secrets", "log2 N", "{:.2f}"),
     ("sgi_fano_bits", "Fano SGI", "{:.3f}"),
     ("gi_fano_bits", "Fano GI", "{:.3f}"),
