@@ -244,7 +244,7 @@ def test_identification_never_beats_hayes(table):
             # one-sided: the measured rate may exceed the bound by its binomial error only
             hits = round(r[f"{attack}_success"] * n)
             assert stats.binom.sf(hits - 1, n, r["hayes_gdp"]) > 0.01, (r["sigma"], attack)
-        # the MAP attacker's exact-posterior success: below the data bound within 4 SE
+        # the MAP attacker's exact-posterior success: below the data bound (its interval)
         assert r["bayes_success_ci"][0] <= r["hayes_gdp_data"] + 1e-9
         assert r["hayes_gdp_data"] <= r["hayes_gdp"] + 1e-12  # data diameter <= 2C
         assert r["hayes_gdp"] <= r["hayes_dp"] + 1e-12  # exact GDP beats the RDP epsilon

@@ -57,11 +57,13 @@ def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict
     """One FedSGD step: :func:`bounds.leakage.batch_leakage` on the single releases."""
     config = world.config
     cache = state.cache
+    m, b = config.candidates, config.batch_size
     if "singles" not in cache:
         cache["singles"] = state.mechanism.single_releases()
-        cache["sensitivity"] = leakage.max_pairwise_distance(cache["singles"])
+        # the tightest sensitivity valid for a uniform B-subset: the diameter of the batch
+        # means, exact or a valid upper bound (bounds.leakage.batch_sensitivity)
+        cache["sensitivity"] = leakage.batch_sensitivity(cache["singles"], b)
     releases = cache["singles"]
-    m, b = config.candidates, config.batch_size
     exact = leakage.batch_leakage(
         releases,
         s,
@@ -77,9 +79,10 @@ def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict
     fields = {
         **_exact_fields(LeakageValue.of(exact)),
         "gaussian_bound_bits": gaussian,
-        "sensitivity": cache["sensitivity"],
+        "sensitivity": cache["sensitivity"].value,
+        "sensitivity_method": cache["sensitivity"].method,
         "dp_success_bound": leakage.gaussian_mechanism_success_bound(
-            exact.secrets, cache["sensitivity"], s
+            exact.secrets, cache["sensitivity"].value, s
         ),
         "estimates_bits": estimates(world, torch.from_numpy(releases), p, s),
     }
@@ -145,6 +148,7 @@ def _rounds(world: World, state: RoundState, p: float, s: float) -> tuple[dict, 
             {
                 "rounds": t,
                 **_exact_fields(value),
+                "sensitivity_method": None if factor is None else "exact",
                 "per_round_sum_bits": sum(v.bits for v in per_round[:t]),
                 "per_round_sum_ci_bits": [
                     sum(v.ci_bits[0] for v in per_round[:t]),
@@ -204,6 +208,7 @@ def _defended(world: World, state: RoundState, p: float, s: float) -> tuple[dict
         **_exact_fields(value),
         "gaussian_bound_bits": None,
         "sensitivity": None,
+        "sensitivity_method": None,
         "dp_success_bound": None,
     }
     return fields, (torch.where(flags, clean, 0.0), flags)
