@@ -18,6 +18,7 @@ from sims.cli.arguments import (
     finite_float,
     nonnegative_float,
     nonnegative_int,
+    positive_float,
     positive_int,
 )
 from sims.core.outputs import output_dir
@@ -70,8 +71,8 @@ def register(subparsers) -> None:
         "--model",
         choices=MODELS,
         default=defaults.model,
-        help="the attacked model: the demo's small sigmoid network, or PriPrune's Conv-2 "
-        "(6.6 M weights; the images are resized to 28x28)",
+        help="the attacked model: the demo's small sigmoid network, the defense study's "
+        "tanh Conv-1, or PriPrune's Conv-2 (6.6 M weights; the images are resized to 28x28)",
     )
     parser.add_argument(
         "--p",
@@ -168,6 +169,13 @@ def register(subparsers) -> None:
         "Pseudo-Pruning and PriPrune their state, and set the model's accuracy)",
     )
     release.add_argument(
+        "--warmup-batch-size",
+        type=positive_int,
+        default=None,
+        metavar="B",
+        help="the clients' batch size in the warm-up rounds (default: --batch-size)",
+    )
+    release.add_argument(
         "--randomness-draws",
         type=positive_int,
         default=defaults.randomness_draws,
@@ -220,6 +228,12 @@ def register(subparsers) -> None:
         help="Adam steps of MINE and H-MINE",
     )
     parser.add_argument(
+        "--lr",
+        type=positive_float,
+        default=defaults.client_lr,
+        help="the clients' learning rate r of PriPrune eq. (1)",
+    )
+    parser.add_argument(
         "--seed", type=nonnegative_int, default=defaults.seed, help="seed of every draw"
     )
     parser.add_argument("--device", default=defaults.device, help="auto, cpu, cuda or cuda:N")
@@ -261,6 +275,7 @@ def config_from_args(args) -> LeakageConfig:
         other_clients=args.other_clients,
         defense=_defense_from_args(args),
         warmup_rounds=args.warmup_rounds,
+        warmup_batch_size=args.warmup_batch_size,
         randomness_draws=args.randomness_draws,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),
@@ -275,6 +290,7 @@ def config_from_args(args) -> LeakageConfig:
         else tuple(args.theorem1_samples),
         estimate_draws=args.estimate_draws,
         estimate_steps=args.estimate_steps,
+        client_lr=args.lr,
         seed=args.seed,
         device=args.device,
     )

@@ -12,10 +12,12 @@ import json
 import math
 
 import pytest
+import torch
 
 from sims.cli import main
 from sims.defenses import DefenseSpec
-from sims.experiments.leakage import LeakageConfig
+from sims.experiments.leakage import LeakageConfig, World, attacks, run_leakage
+from sims.experiments.leakage.defenses import nmi_rank_agreement
 
 TINY = ["--candidates", "8", "--samples", "256", "--attack-targets", "2", "--iterations", "2"]
 TINY += ["--stats-samples", "4", "--p", "0.5", "--device", "cpu", "--no-figure"]
@@ -98,3 +100,53 @@ def test_pseudo_without_defense_is_a_one_line_error(capsys):
     assert info.value.code == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "--pseudo needs a --defense" in line
+
+
+def test_attacks_invert_from_the_released_round_broadcast(monkeypatch):
+    """After warm-up rounds the attackers start from the model the server broadcast in the
+    released round, not from the initial weights (a spy on the attack)."""
+    seen = []
+
+    def spy(model, global_params, sent, **options):
+        seen.append(global_params)
+        return real(model, global_params, sent, **options)
+
+    real = attacks.sgi_attack_batched
+    monkeypatch.setattr(attacks, "sgi_attack_batched", spy)
+    config = LeakageConfig(
+        candidates=6, rates=(0.5,), noise_stds=(0.0,), samples=16, attack_targets=1,
+        attack_iterations=1, stats_samples=4, warmup_rounds=2, other_clients=1, device="cpu",
+    )  # fmt: skip
+    run_leakage(config, progress=False)
+    state = World(config).at_rate(0.5)
+    (broadcast,) = seen
+    assert any(not torch.equal(state.broadcast[n], w) for n, w in World(config).params.items())
+    for name, value in state.broadcast.items():
+        assert torch.equal(broadcast[name], value)
+
+
+def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
+    def row(defense, pseudo, bits, ci, nmi):
+        return {
+            "p": 0.5, "noise_std": 0.1, "defense": defense, "pseudo": pseudo,
+            "exact_bits": bits, "exact_ci_bits": ci, "nmi": {"sgi": nmi},
+        }  # fmt: skip
+
+    rows = [
+        row("none", None, 5.0, [4.9, 5.1], 0.2),
+        row("largest", True, 3.0, [2.9, 3.1], 0.5),
+        row("random", False, 1.0, [0.5, 3.0], 0.8),  # overlaps Largest's interval
+    ]
+    (agreement,) = nmi_rank_agreement(rows)
+    assert agreement["tau"] == pytest.approx(-1.0)  # NMI orders them exactly backwards
+    # none leaks most by the bits yet has the lowest NMI; random's interval overlaps
+    # Largest (Pseudo)'s, so only the pairs with none are beyond Monte Carlo error
+    assert sorted(agreement["contradictions"]) == [
+        ("none", "Largest (Pseudo)"),
+        ("none", "Random"),
+    ]
+    # Random now leaks most by both: two concordant pairs, one discordant, tau = 1/3
+    rows[2]["exact_bits"], rows[2]["exact_ci_bits"], rows[2]["nmi"]["sgi"] = 6.0, [5.9, 6.1], 0.9
+    agreement = nmi_rank_agreement(rows)[0]
+    assert agreement["tau"] == pytest.approx(1 / 3)
+    assert agreement["contradictions"] == [("none", "Largest (Pseudo)")]

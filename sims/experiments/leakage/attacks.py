@@ -48,8 +48,8 @@ def run_attacks(world, state, sent: list[dict], seed: int) -> dict[str, list]:
     }
     if config.defense.name == "none":
         return {
-            "sgi": sgi_attack_batched(world.model, world.params, sent, **common),
-            "gi": gi_attack_batched(world.model, world.params, sent, **common),
+            "sgi": sgi_attack_batched(world.model, state.broadcast, sent, **common),
+            "gi": gi_attack_batched(world.model, state.broadcast, sent, **common),
         }
     unaware = sgi_attack_batched(world.model, state.broadcast, sent, **common)
     records = [

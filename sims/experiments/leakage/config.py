@@ -29,11 +29,13 @@ DATASET_SIZES = {
 }
 DATASETS = tuple(DATASET_SIZES)
 #: The attacked models: ``"digits"``, the demo's small sigmoid network
-#: (:func:`sims.experiments.attack_model.attack_model`, 26,474 weights on 8x8 digits), and
-#: ``"conv2"``, PriPrune's Conv-2 (:func:`sims.models.conv_net`, ReLU and max pooling as
+#: (:func:`sims.experiments.attack_model.attack_model`, 26,474 weights on 8x8 digits);
+#: ``"conv1"``, the defense study's Conv-1 (``sims/sweep/configs/priprune_defense.toml``:
+#: :func:`sims.models.conv_net` with width 32, hidden 64, tanh, average pooling; 13,594
+#: weights on the digits); and ``"conv2"``, PriPrune's Conv-2 (ReLU and max pooling as
 #: published, 6,603,710 weights on 28x28 FEMNIST), on the data set's images resized to
 #: 28x28 (:data:`CONV2_IMAGE_SIZE`).
-MODELS = ("digits", "conv2")
+MODELS = ("digits", "conv1", "conv2")
 CONV2_IMAGE_SIZE = 28
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
@@ -73,6 +75,8 @@ class LeakageConfig:
         warmup_rounds: rounds of FL (target and other clients on training batches, not the
             secret) before the released round, >= 0: they give Pseudo-Pruning and
             PriPrune's alpha their state and set the accuracy of the released model.
+        warmup_batch_size: the clients' batch size in the warm-up rounds, >= 1; None
+            (default): ``batch_size``.
         samples: Monte Carlo draws of the exact leakage, >= 2.
         randomness_draws: draws of a release with hidden randomness (PriPrune: each
             recomputes every secret's round), >= 2.
@@ -107,6 +111,7 @@ class LeakageConfig:
     other_clients: int = 4
     defense: DefenseSpec = field(default_factory=DefenseSpec)
     warmup_rounds: int = 0
+    warmup_batch_size: int | None = None
     samples: int = 4096
     randomness_draws: int = 256
     attack_targets: int = 16
@@ -136,6 +141,9 @@ class LeakageConfig:
         check_int("local_steps", self.local_steps, func=func, low=1)
         check_int("other_clients", self.other_clients, func=func, low=0)
         check_int("warmup_rounds", self.warmup_rounds, func=func, low=0)
+        if self.warmup_batch_size is None:
+            object.__setattr__(self, "warmup_batch_size", self.batch_size)
+        check_int("warmup_batch_size", self.warmup_batch_size, func=func, low=1)
         if not isinstance(self.defense, DefenseSpec):
             raise ValueError(
                 f"The 'defense' parameter of {func} must be a sims.defenses.DefenseSpec. "

@@ -34,13 +34,24 @@ def seed_of(*parts) -> int:
     return int(fingerprint({"parts": list(parts)}), 16) % 2**63
 
 
+#: :func:`sims.models.conv_net`'s options of the models of ``LeakageConfig.model``.
+_MODEL_OPTIONS = {
+    "conv1": {"num_conv": 1, "width": 32, "hidden": 64, "activation": "tanh", "pooling": "avg"},
+    "conv2": {"num_conv": 2},
+}
+
+
 def _model(config: LeakageConfig, image_shape, num_classes: int, device):
     """The attacked model and its weights ``w_0`` (``torch.manual_seed(seed)``)."""
     if config.model == "digits":
         return attack_model(image_shape, num_classes, seed=config.seed, device=device)
+    options = _MODEL_OPTIONS[config.model]
     with seeded(config.seed):
         model = conv_net(
-            2, in_channels=image_shape[0], image_size=image_shape[1], num_classes=num_classes
+            in_channels=image_shape[0],
+            image_size=image_shape[1],
+            num_classes=num_classes,
+            **options,
         ).to(device)
     return model, {name: t.detach() for name, t in model.named_parameters()}
 
@@ -115,7 +126,7 @@ class World:
                     rounds=config.warmup_rounds,
                     clients_per_round=config.other_clients + 1,
                     local_epochs=config.local_steps,
-                    batch_size=config.batch_size,
+                    batch_size=config.warmup_batch_size,
                     lr=config.client_lr,
                     eval_every=config.warmup_rounds,
                     seed=config.seed,

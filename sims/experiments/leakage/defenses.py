@@ -1,0 +1,156 @@
+"""PriPrune's defense study in bits: every defense's exact leakage beside the NMI it is ranked by.
+
+PriPrune (journal Table 2, Figs. 4-5) ranks its defenses by the NMI of an attacker's
+reconstructions. :func:`compare_defenses` runs the leakage study
+(:func:`sims.experiments.leakage.run_leakage`) once per defense on the same candidates,
+warm-up and noise grid, so that each record holds, for the same secret, the exact
+``I(X; Y)`` in bits (or its bracket), the Bayes-optimal success, both attackers' success
+and Fano bound, their NMI with its chance level, PSNR and the model's accuracy.
+:func:`nmi_rank_agreement` answers the question the records are for: does NMI rank the
+defenses as the bits do? Per noise level and attacker it gives Kendall's tau between the
+two orders (more bits is more leakage; higher NMI is read by the paper as more leakage)
+and the pairs that NMI orders against the bits where the bits' intervals do not overlap
+(contradictions that Monte Carlo error cannot explain).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from scipy import stats
+
+from sims.core.store import ResultStore
+from sims.defenses import DefenseSpec
+from sims.experiments.leakage.config import LeakageConfig
+from sims.experiments.leakage.study import run_leakage
+
+#: The defense study's defenses (``sims/sweep/configs/priprune_defense.toml``): none,
+#: Largest, Random and Mix at rate 0.3 with real pruning and with Pseudo-Pruning, and
+#: PriPrune's adaptive defense with that study's lambdas (eq. (16) divided by 5, alpha's
+#: step 25) and Pseudo-Pruning.
+DEFENSE_STUDY = (
+    DefenseSpec(),
+    *(
+        DefenseSpec(name=name, pseudo=pseudo)
+        for name in ("largest", "random", "mix")
+        for pseudo in (False, True)
+    ),
+    DefenseSpec(
+        name="priprune", lambda_acc=1.0, lambda_pri=3.0, lambda_sha=1.954e-3, alpha_lr=25.0
+    ),
+)
+
+
+def defense_label(record: dict) -> str:
+    """``"Largest (Pseudo)"``, ``"none"``, ...: the defense of a record as the paper names it."""
+    name = record["defense"]
+    if name == "none":
+        return "none"
+    label = "PriPrune" if name == "priprune" else name.capitalize()
+    return label + (" (Pseudo)" if record["pseudo"] else "")
+
+
+def compare_defenses(
+    base: LeakageConfig,
+    defenses=DEFENSE_STUDY,
+    *,
+    store: ResultStore | None = None,
+    progress: bool | None = None,
+    reconstructions_dir=None,
+) -> list[dict]:
+    """The records of ``base`` with each of ``defenses`` (its ``defense`` replaced), in
+    order: one per (defense, p, s). Resumable through ``store`` like
+    :func:`~sims.experiments.leakage.run_leakage`."""
+    records = []
+    for spec in defenses:
+        config = replace(base, defense=spec)
+        records += run_leakage(
+            config, store, progress=progress, reconstructions_dir=reconstructions_dir
+        )
+    return records
+
+
+def nmi_rank_agreement(records: list[dict]) -> list[dict]:
+    """Per (p, s) and attacker: does NMI order the defenses as the exact bits do?
+
+    Returns one dict per (p, s, attack) with ``tau`` (Kendall's tau-b between the bits and
+    the NMI over the defenses; 1: same order, -1: reversed; None with fewer than two
+    defenses or a constant side) and ``contradictions``: the pairs ``(more private by
+    NMI, more private by the bits)`` of defense labels where the NMI orders them one way
+    and the bits' intervals, not overlapping, the other way.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["p"], r["noise_std"]), []).append(r)
+    out = []
+    for (p, s), rows in groups.items():
+        for attack in rows[0]["nmi"]:
+            bits = [r["exact_bits"] for r in rows]
+            nmi = [r["nmi"][attack] for r in rows]
+            tau = None
+            if len(rows) > 1 and len(set(bits)) > 1 and len(set(nmi)) > 1:
+                tau = float(stats.kendalltau(bits, nmi).statistic)
+            contradictions = []
+            for a, b in itertools.permutations(rows, 2):
+                # a leaks less by NMI, yet its whole interval lies above b's
+                if (
+                    a["nmi"][attack] < b["nmi"][attack]
+                    and a["exact_ci_bits"][0] > b["exact_ci_bits"][1]
+                ):
+                    contradictions.append((defense_label(a), defense_label(b)))
+            out.append(
+                {
+                    "p": p,
+                    "noise_std": s,
+                    "attack": attack,
+                    "tau": tau,
+                    "contradictions": contradictions,
+                }
+            )
+    return out
+
+
+def format_defense_table(records: list[dict]) -> str:
+    """A Markdown table, one row per (defense, p, s): bits with interval and method, Bayes
+    success, per attacker success / Fano / NMI / PSNR, NMI's chance level and accuracy."""
+    attacks = list(records[0]["nmi"]) if records else []
+    head = ["defense", "p", "s", "bits [95% CI]", "method", "Bayes"]
+    for attack in attacks:
+        head += [f"{attack} success", f"{attack} Fano", f"{attack} NMI", f"{attack} PSNR"]
+    head += ["NMI chance", "accuracy"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        lo, hi = r["exact_ci_bits"]
+        success = r["bayes_success"]
+        cells = [
+            defense_label(r),
+            f"{r['p']:g}",
+            f"{r['noise_std']:g}",
+            f"{r['exact_bits']:.2f} [{lo:.2f}, {hi:.2f}]",
+            r["exact_method"],
+            "-" if success is None else f"{success:.3f}",
+        ]
+        for attack in attacks:
+            cells += [
+                f"{r['attack_success'][attack]:.2f}",
+                f"{r['fano_lower_bits'][attack]:.2f}",
+                f"{r['nmi'][attack]:.3f}",
+                f"{r['psnr'][attack]:.1f}",
+            ]
+        cells += [f"{r['nmi_chance']:.3f}", f"{r['accuracy']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def format_agreement(agreement: list[dict]) -> str:
+    """One line per (p, s, attack) of :func:`nmi_rank_agreement`."""
+    lines = []
+    for a in agreement:
+        tau = "-" if a["tau"] is None else f"{a['tau']:+.2f}"
+        pairs = "; ".join(f"{x} < {y} by NMI, > by bits" for x, y in a["contradictions"])
+        lines.append(
+            f"p = {a['p']:g}, s = {a['noise_std']:g}, {a['attack']}: Kendall tau {tau}"
+            + (f"; contradicted: {pairs}" if pairs else "")
+        )
+    return "\n".join(lines)
