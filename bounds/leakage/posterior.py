@@ -33,7 +33,10 @@ The secret :math:`X` is uniform on the :math:`M` candidates; :math:`U` is indepe
   critic any score of :math:`(x, y)` that does not use :math:`U_d` (e.g. the
   log-likelihood averaged over independent draws of the randomness); :math:`\epsilon`
   keeps each term above :math:`\log_2\epsilon` at a cost of at most
-  :math:`-\log_2(1-\epsilon)` bits. With the exact :math:`\log p(y\mid x)` as critic the
+  :math:`-\log_2(1-\epsilon)` bits. The floor sets the range of the terms, and with it the
+  width of their interval (the empirical Bernstein interval's range term is of order
+  :math:`R/D` for ``D`` draws), so the default :math:`\epsilon = \min(1/4, 5/D)`
+  (fixed before the draws) balances the two costs. With the exact :math:`\log p(y\mid x)` as critic the
   bound is attained up to that cost: it is InfoNCE with the exact conditional density
   over the whole candidate set.
 
@@ -60,10 +63,9 @@ from scipy import special
 from bounds.leakage.intervals import clopper_pearson_interval, mean_interval
 from bounds.validation import check_open_unit, check_real
 
-#: Weight of the uniform distribution mixed into the critic's posterior (module docstring):
-#: each lower-bound term is at least log2(EPSILON) = -10 bits, and the mixture costs at
-#: most -log2(1 - EPSILON) = 0.0014 bits.
-EPSILON = 2.0**-10
+#: Largest weight of the uniform distribution mixed into the critic's posterior (module
+#: docstring); the default is ``min(MAX_EPSILON, 5 / D)`` for ``D`` draws.
+MAX_EPSILON = 0.25
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ def posterior_bracket(
     truth,
     *,
     confidence: float = 0.95,
-    epsilon: float = EPSILON,
+    epsilon: float | None = None,
 ) -> PosteriorLeakage:
     r"""A certified bracket of :math:`I(X; Y)` for a release with hidden randomness.
 
@@ -232,7 +234,8 @@ def posterior_bracket(
         ``epsilon`` of the uniform distribution.
     truth : (D,) integer indices of the true candidates.
     confidence : level of the intervals, in (0, 1).
-    epsilon : weight of the uniform part of :math:`q`, in (0, 1).
+    epsilon : weight of the uniform part of :math:`q`, in (0, 1); None: :math:`\min(1/4,
+        5/D)`.
 
     Returns
     -------
@@ -245,8 +248,8 @@ def posterior_bracket(
     >>> ll = np.array([[0.0, -np.inf], [-np.inf, 0.0]] * 4)
     >>> blind = np.zeros((8, 2))  # a critic that knows nothing: the lower bound is ~0
     >>> res = posterior_bracket(ll, blind, [0, 1] * 4)
-    >>> res.bracket_bits[0] <= 0.0, res.bracket_bits[1]
-    (True, 1.0)
+    >>> round(res.bracket_bits[0], 12), res.bracket_bits[1]
+    (0.0, 1.0)
     """
     func = "posterior_bracket"
     ll = _scores("log_likelihoods", log_likelihoods, func)
@@ -259,6 +262,8 @@ def posterior_bracket(
     d, m = ll.shape
     x = _truth(truth, d, m, func)
     conf = check_open_unit("confidence", confidence, func=func)
+    if epsilon is None:
+        epsilon = min(MAX_EPSILON, 5 / d)
     eps = check_real(
         "epsilon", epsilon, func=func, low=0, high=1, low_inclusive=False, high_inclusive=False
     )

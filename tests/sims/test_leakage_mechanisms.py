@@ -130,6 +130,7 @@ def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
         return {
             "p": 0.5, "noise_std": 0.1, "defense": defense, "pseudo": pseudo,
             "exact_bits": bits, "exact_ci_bits": ci, "nmi": {"sgi": nmi},
+            "attack_success": {"sgi": 0.0},
         }  # fmt: skip
 
     rows = [
@@ -137,7 +138,9 @@ def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
         row("largest", True, 3.0, [2.9, 3.1], 0.5),
         row("random", False, 1.0, [0.5, 3.0], 0.8),  # overlaps Largest's interval
     ]
-    (agreement,) = nmi_rank_agreement(rows)
+    agreement, aware = nmi_rank_agreement(rows)
+    assert (agreement["attacker"], aware["attacker"]) == ("unaware", "aware")
+    assert aware["tau"] == agreement["tau"]  # no record has an aware attack: both are SGI
     assert agreement["tau"] == pytest.approx(-1.0)  # NMI orders them exactly backwards
     # none leaks most by the bits yet has the lowest NMI; random's interval overlaps
     # Largest (Pseudo)'s, so only the pairs with none are beyond Monte Carlo error

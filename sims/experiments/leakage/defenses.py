@@ -51,6 +51,18 @@ def defense_label(record: dict) -> str:
     return label + (" (Pseudo)" if record["pseudo"] else "")
 
 
+#: The two attackers of the defense study, and each one's attack in a record: without a
+#: defense the defense-aware server runs plain SGI (there is nothing to be aware of).
+ATTACKERS = ("unaware", "aware")
+
+
+def attack_of(record: dict, attacker: str) -> str:
+    """The record's attack of ``attacker`` (:data:`ATTACKERS`)."""
+    if attacker == "aware" and "sgi_aware" in record["attack_success"]:
+        return "sgi_aware"
+    return "sgi"
+
+
 def compare_defenses(
     base: LeakageConfig,
     defenses=DEFENSE_STUDY,
@@ -72,9 +84,10 @@ def compare_defenses(
 
 
 def nmi_rank_agreement(records: list[dict]) -> list[dict]:
-    """Per (p, s) and attacker: does NMI order the defenses as the exact bits do?
+    """Per (p, s) and attacker (:data:`ATTACKERS`): does NMI order the defenses as the
+    exact bits do?
 
-    Returns one dict per (p, s, attack) with ``tau`` (Kendall's tau-b between the bits and
+    Returns one dict per (p, s, attacker) with ``tau`` (Kendall's tau-b between the bits and
     the NMI over the defenses; 1: same order, -1: reversed; None with fewer than two
     defenses or a constant side) and ``contradictions``: the pairs ``(more private by
     NMI, more private by the bits)`` of defense labels where the NMI orders them one way
@@ -85,25 +98,23 @@ def nmi_rank_agreement(records: list[dict]) -> list[dict]:
         groups.setdefault((r["p"], r["noise_std"]), []).append(r)
     out = []
     for (p, s), rows in groups.items():
-        for attack in rows[0]["nmi"]:
+        for attacker in ATTACKERS:
             bits = [r["exact_bits"] for r in rows]
-            nmi = [r["nmi"][attack] for r in rows]
+            nmi = [r["nmi"][attack_of(r, attacker)] for r in rows]
             tau = None
             if len(rows) > 1 and len(set(bits)) > 1 and len(set(nmi)) > 1:
                 tau = float(stats.kendalltau(bits, nmi).statistic)
             contradictions = []
             for a, b in itertools.permutations(rows, 2):
                 # a leaks less by NMI, yet its whole interval lies above b's
-                if (
-                    a["nmi"][attack] < b["nmi"][attack]
-                    and a["exact_ci_bits"][0] > b["exact_ci_bits"][1]
-                ):
+                by_nmi = a["nmi"][attack_of(a, attacker)] < b["nmi"][attack_of(b, attacker)]
+                if by_nmi and a["exact_ci_bits"][0] > b["exact_ci_bits"][1]:
                     contradictions.append((defense_label(a), defense_label(b)))
             out.append(
                 {
                     "p": p,
                     "noise_std": s,
-                    "attack": attack,
+                    "attacker": attacker,
                     "tau": tau,
                     "contradictions": contradictions,
                 }
@@ -114,10 +125,9 @@ def nmi_rank_agreement(records: list[dict]) -> list[dict]:
 def format_defense_table(records: list[dict]) -> str:
     """A Markdown table, one row per (defense, p, s): bits with interval and method, Bayes
     success, per attacker success / Fano / NMI / PSNR, NMI's chance level and accuracy."""
-    attacks = list(records[0]["nmi"]) if records else []
     head = ["defense", "p", "s", "bits [95% CI]", "method", "Bayes"]
-    for attack in attacks:
-        head += [f"{attack} success", f"{attack} Fano", f"{attack} NMI", f"{attack} PSNR"]
+    for attacker in ATTACKERS:
+        head += [f"{attacker} success", f"{attacker} Fano", f"{attacker} NMI", f"{attacker} PSNR"]
     head += ["NMI chance", "accuracy"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
@@ -131,7 +141,8 @@ def format_defense_table(records: list[dict]) -> str:
             r["exact_method"],
             "-" if success is None else f"{success:.3f}",
         ]
-        for attack in attacks:
+        for attacker in ATTACKERS:
+            attack = attack_of(r, attacker)
             cells += [
                 f"{r['attack_success'][attack]:.2f}",
                 f"{r['fano_lower_bits'][attack]:.2f}",
@@ -150,7 +161,7 @@ def format_agreement(agreement: list[dict]) -> str:
         tau = "-" if a["tau"] is None else f"{a['tau']:+.2f}"
         pairs = "; ".join(f"{x} < {y} by NMI, > by bits" for x, y in a["contradictions"])
         lines.append(
-            f"p = {a['p']:g}, s = {a['noise_std']:g}, {a['attack']}: Kendall tau {tau}"
+            f"p = {a['p']:g}, s = {a['noise_std']:g}, {a['attacker']}: Kendall tau {tau}"
             + (f"; contradicted: {pairs}" if pairs else "")
         )
     return "\n".join(lines)
