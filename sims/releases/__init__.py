@@ -16,11 +16,14 @@ method of every value):
   a uniform random part), Monte Carlo (:func:`bounds.leakage.posterior_leakage`).
 - :class:`PriPruneRelease` (hidden): the adaptive Gumbel defense: a certified bracket
   (:mod:`sims.releases.hidden`, :func:`bounds.leakage.posterior_bracket`).
+- :class:`DPUploadRelease` (hidden): Fed-LTP's DP-SGD local training: the same bracket,
+  its upper end capped by the DP-SGD channel bound :func:`dp_sgd_bits_bound`.
 
 Every mechanism computes one world per secret (all ``B``-subsets, :func:`secret_batches`)
 in float64, vectorised over the worlds (:func:`train_each`).
 """
 
+from sims.releases.dp_upload import DPUploadRelease, dp_sgd_bits_bound
 from sims.releases.federated import FederatedRelease
 from sims.releases.fixed_defense import FixedDefenseRelease
 from sims.releases.geometry import ReleaseGeometry
@@ -34,11 +37,13 @@ __all__ = [
     "MAX_SECRETS",
     "METHODS",
     "ClientSetting",
+    "DPUploadRelease",
     "FederatedRelease",
     "FixedDefenseRelease",
     "LeakageValue",
     "PriPruneRelease",
     "ReleaseGeometry",
+    "dp_sgd_bits_bound",
     "hidden_randomness_leakage",
     "secret_batches",
     "train_each",

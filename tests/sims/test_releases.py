@@ -23,10 +23,12 @@ from sims.pruning.mask import Mask, prunable_names, random_mask
 from sims.pruning.schemes import derived_seed
 from sims.releases import (
     ClientSetting,
+    DPUploadRelease,
     FederatedRelease,
     FixedDefenseRelease,
     PriPruneRelease,
     ReleaseGeometry,
+    dp_sgd_bits_bound,
     secret_batches,
 )
 from sims.releases.likelihood import consistent_withheld, shared_log_likelihoods
@@ -271,3 +273,81 @@ def test_priprune_outcomes_are_the_defense_local_update_per_secret(model64, defe
         torch.testing.assert_close(shared[i], mask.flatten()[setting.mask.flatten()])
         torch.testing.assert_close(trained[i], _kept(w, setting.mask), rtol=1e-12, atol=1e-12)
     assert not bool(shared.all()), "the defense withheld nothing: the test would not see masks"
+
+
+# --- Fed-LTP's DP upload --------------------------------------------------------------
+
+
+def test_dp_upload_without_noise_is_opacus_dp_sgd(model64, defended):
+    """sigma = 0: Opacus' DPOptimizer (per-example clipping, momentum SGD) on the secret's
+    whole batch (Poisson inclusion 1) gives the same weights (the peer library)."""
+    from sims.fedltp.dp_local import DPLocalTrainer
+
+    setting, images, labels = defended
+    setting = ClientSetting(model64, setting.params, setting.mask, lr=0.3, local_steps=3)
+    release = DPUploadRelease(
+        setting, images, labels, max_grad_norm=0.05, noise_multiplier=0.0, momentum=0.5,
+        batch_size=2,
+    )  # fmt: skip
+    values, shared = release.outcomes(0)
+    assert bool(shared.all())
+    trainer = DPLocalTrainer(
+        copy.deepcopy(model64), clipping="per_example", max_grad_norm=0.05,
+        noise_multiplier=0.0, batch_size=2, momentum=0.5, device="cpu",
+    )  # fmt: skip
+    secrets = secret_batches(6, 2)
+    for i in (0, 7, len(secrets) - 1):
+        x, y = images[secrets[i]], labels[secrets[i]]
+        w = trainer.train(setting.params, setting.mask, x, y, steps=3, lr=0.3, seed=1)
+        torch.testing.assert_close(values[i], _kept(w, setting.mask), rtol=1e-10, atol=1e-12)
+
+
+def test_dp_upload_with_noise_is_the_hand_written_loop(model64, defended):
+    setting, images, labels = defended
+    setting = ClientSetting(model64, setting.params, setting.mask, lr=0.3, local_steps=2)
+    release = DPUploadRelease(
+        setting, images, labels, max_grad_norm=0.05, noise_multiplier=1.3, momentum=0.9
+    )
+    values, _ = release.outcomes(11)
+    noise = release.noise(11)
+    mask, keep = setting.mask, setting.mask.keep
+    for i in (2, 5):
+        w, buffer = dict(setting.params), None
+        for xi in noise:
+            point = {n: t.clone().requires_grad_() for n, t in mask.apply(w).items()}
+            loss = torch.nn.functional.cross_entropy(
+                torch.func.functional_call(model64, point, (images[i : i + 1],)), labels[i : i + 1]
+            )
+            g = dict(zip(point, torch.autograd.grad(loss, list(point.values())), strict=True))
+            g = {n: v * keep[n] for n, v in g.items()}
+            norm = float(torch.sqrt(sum((v**2).sum() for v in g.values())))
+            factor = min(1.0, 0.05 / (norm + 1e-6))
+            step = {n: (factor * g[n] + 1.3 * 0.05 * xi[n]) * keep[n] for n in g}
+            buffer = step if buffer is None else {n: 0.9 * buffer[n] + step[n] for n in step}
+            w = {n: (w[n] - 0.3 * buffer[n]) * keep[n] for n in w}
+        torch.testing.assert_close(values[i], _kept(w, mask), rtol=1e-10, atol=1e-12)
+
+
+def test_dp_bound_is_the_binary_channel_capacity_at_low_snr():
+    """Two secrets whose clipped gradients are antipodal (distance 2C) through noise sigma C:
+    the exact binary-channel bits never exceed the bound, which they reach as sigma grows."""
+    from bounds.leakage import binary_channel_bits
+
+    for sigma in (0.5, 1.0, 3.0, 30.0):
+        exact = binary_channel_bits(2.0, sigma)
+        assert exact <= dp_sgd_bits_bound(1, sigma, 1)
+    assert binary_channel_bits(2.0, 30.0) / dp_sgd_bits_bound(1, 30.0, 1) > 0.99
+    assert dp_sgd_bits_bound(4, 2.0, 3) == pytest.approx(4 * 9 / (8 * np.log(2)))
+    assert dp_sgd_bits_bound(1, 0.0, 1) == float("inf")
+
+
+def test_dp_upload_bracket_is_capped_by_the_dp_bound(model64, defended):
+    setting, images, labels = defended
+    release = DPUploadRelease(
+        ClientSetting(model64, setting.params, setting.mask, lr=0.3),
+        images, labels, max_grad_norm=0.05, noise_multiplier=4.0, critic_draws=4,
+    )  # fmt: skip
+    value = release.leakage(0.0, samples=32, confidence=0.95, seed=0)
+    cap = dp_sgd_bits_bound(1, 4.0, 1)
+    assert value.method == "bracket" and value.ci_bits[1] <= cap < np.log2(6)
+    assert 0 <= value.ci_bits[0] <= value.bracket_bits[0] <= value.bracket_bits[1] <= cap
