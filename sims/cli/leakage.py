@@ -176,10 +176,25 @@ def register(subparsers) -> None:
         help="the clients' batch size in the warm-up rounds (default: --batch-size)",
     )
     release.add_argument(
+        "--dp-noise",
+        type=nonnegative_float,
+        default=None,
+        metavar="SIGMA",
+        help="train the target with Fed-LTP's DP-SGD at this noise multiplier "
+        "(--local-steps steps, clipping --dp-clip)",
+    )
+    release.add_argument(
+        "--dp-clip",
+        type=positive_float,
+        default=defaults.dp_clip,
+        metavar="C",
+        help="DP-SGD's per-example clipping norm",
+    )
+    release.add_argument(
         "--randomness-draws",
         type=positive_int,
         default=defaults.randomness_draws,
-        help="Monte Carlo draws of a release with hidden randomness (PriPrune)",
+        help="Monte Carlo draws of a release with hidden randomness (PriPrune, DP-SGD)",
     )
     parser.add_argument(
         "--samples",
@@ -276,6 +291,8 @@ def config_from_args(args) -> LeakageConfig:
         defense=_defense_from_args(args),
         warmup_rounds=args.warmup_rounds,
         warmup_batch_size=args.warmup_batch_size,
+        dp_noise_multiplier=args.dp_noise,
+        dp_clip=args.dp_clip,
         randomness_draws=args.randomness_draws,
         rates=tuple(args.rates),
         noise_stds=tuple(args.noise),

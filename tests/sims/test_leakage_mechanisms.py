@@ -153,3 +153,16 @@ def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
     agreement = nmi_rank_agreement(rows)[0]
     assert agreement["tau"] == pytest.approx(1 / 3)
     assert agreement["contradictions"] == [("none", "Largest (Pseudo)")]
+
+
+def test_dp_upload_bracket_in_order_and_below_the_dp_bound(tmp_path, capsys):
+    from sims.releases import dp_sgd_bits_bound
+
+    rows = _records(
+        capsys, "--dp-noise", "2", "--dp-clip", "0.1", "--local-steps", "2", "--noise", "0",
+        "--randomness-draws", "16", "--out", str(tmp_path),
+    )  # fmt: skip
+    (record,) = rows
+    _check_order(record)
+    assert record["exact_method"] == "bracket"
+    assert record["exact_ci_bits"][1] <= dp_sgd_bits_bound(2, 2.0, 1) + SLACK

@@ -77,6 +77,10 @@ class LeakageConfig:
             PriPrune's alpha their state and set the accuracy of the released model.
         warmup_batch_size: the clients' batch size in the warm-up rounds, >= 1; None
             (default): ``batch_size``.
+        dp_noise_multiplier: with a value ``sigma >= 0`` the target trains with Fed-LTP's
+            DP-SGD (:class:`sims.releases.DPUploadRelease`: ``local_steps`` steps, clip
+            ``dp_clip``, noise ``sigma * dp_clip``); None (default): plain SGD.
+        dp_clip: the per-example clipping norm ``C > 0`` of DP-SGD.
         samples: Monte Carlo draws of the exact leakage, >= 2.
         randomness_draws: draws of a release with hidden randomness (PriPrune: each
             recomputes every secret's round), >= 2.
@@ -112,6 +116,8 @@ class LeakageConfig:
     defense: DefenseSpec = field(default_factory=DefenseSpec)
     warmup_rounds: int = 0
     warmup_batch_size: int | None = None
+    dp_noise_multiplier: float | None = None
+    dp_clip: float = 1.0
     samples: int = 4096
     randomness_draws: int = 256
     attack_targets: int = 16
@@ -149,6 +155,15 @@ class LeakageConfig:
                 f"The 'defense' parameter of {func} must be a sims.defenses.DefenseSpec. "
                 f"Got {type(self.defense).__name__} instead."
             )
+        if self.dp_noise_multiplier is not None:
+            check_real("dp_noise_multiplier", self.dp_noise_multiplier, func=func, low=0)
+            if self.defense.name != "none" or self.rounds != 1:
+                raise ValueError(
+                    f"The 'dp_noise_multiplier' parameter of {func} is for one round without "
+                    f"a defense. Got {self.dp_noise_multiplier!r} with defense "
+                    f"{self.defense.name!r} and {self.rounds} rounds instead."
+                )
+        check_real("dp_clip", self.dp_clip, func=func, low=0, low_inclusive=False)
         if self.defense.name != "none" and self.rounds != 1:
             raise ValueError(
                 f"The 'rounds' parameter of {func} must be 1 with a defense (the released "
@@ -196,9 +211,14 @@ class LeakageConfig:
 
     @property
     def one_step(self) -> bool:
-        """One FedSGD step without a defense: the release of a batch is the mean of its
+        """One FedSGD step without a defense or DP: the release of a batch is the mean of its
         members' releases, computed for any ``B`` without enumerating the batches."""
-        return self.rounds == 1 and self.local_steps == 1 and self.defense.name == "none"
+        return (
+            self.rounds == 1
+            and self.local_steps == 1
+            and self.defense.name == "none"
+            and self.dp_noise_multiplier is None
+        )
 
     @property
     def attacks(self) -> tuple[str, ...]:

@@ -183,18 +183,20 @@ def _corollary1(world: World, state: RoundState, p: float, t: int, *, corrected:
     return float(priprune.multi_round_bound(**inputs))
 
 
-def _defended(world: World, state: RoundState, p: float, s: float) -> tuple[dict, tuple]:
-    """One defended round (:mod:`sims.releases`): exact (fixed defenses) or bracketed
-    (PriPrune) leakage; the targets' uploads under one draw of the defense's randomness."""
+def _random_release(world: World, state: RoundState, p: float, s: float) -> tuple[dict, tuple]:
+    """One round of a release that is random given the secret or withholds coordinates
+    (:mod:`sims.releases`: a defense, DP-SGD): exact (fixed defenses) or bracketed (hidden
+    randomness) leakage; the targets' uploads under one draw of the randomness."""
     config = world.config
     mechanism = state.mechanism
-    draws = config.randomness_draws if config.defense.name == "priprune" else config.samples
+    hidden = hasattr(mechanism, "outcomes")
+    draws = config.randomness_draws if hidden else config.samples
     value = mechanism.leakage(
         s, samples=draws, confidence=CONFIDENCE, seed=seed_of(config.seed, p, s, "exact")
     )
     rows = _secret_rows(world)
     draw = seed_of(config.seed, p, s, "upload")
-    if config.defense.name == "priprune":
+    if hidden:
         trained, shared = mechanism.outcomes(derived_seed(draw))
         clean, flags = trained[rows], shared[rows]
     else:
@@ -218,8 +220,8 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
     config = world.config
     state = world.at_rate(p)
     shared = None
-    if config.defense.name != "none":
-        fields, (clean, shared) = _defended(world, state, p, s)
+    if config.defense.name != "none" or config.dp_noise_multiplier is not None:
+        fields, (clean, shared) = _random_release(world, state, p, s)
     elif config.one_step:
         fields, clean = _one_step(world, state, p, s)
     else:

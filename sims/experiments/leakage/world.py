@@ -19,7 +19,13 @@ from sims.fl.server import FedConfig, evaluate, run_federated
 from sims.models import conv_net
 from sims.pruning.mask import Mask, random_mask
 from sims.pruning.schemes import RandomPruning
-from sims.releases import ClientSetting, FederatedRelease, FixedDefenseRelease, PriPruneRelease
+from sims.releases import (
+    ClientSetting,
+    DPUploadRelease,
+    FederatedRelease,
+    FixedDefenseRelease,
+    PriPruneRelease,
+)
 
 
 def subsets(generator, m: int, b: int, n: int) -> torch.Tensor:
@@ -153,6 +159,14 @@ class World:
     def _mechanism(self, state: RoundState):
         config, setting = self.config, state.setting
         data = (self.images, self.labels)
+        if config.dp_noise_multiplier is not None:
+            return DPUploadRelease(
+                setting,
+                *data,
+                max_grad_norm=config.dp_clip,
+                noise_multiplier=config.dp_noise_multiplier,
+                batch_size=config.batch_size,
+            )
         if config.defense.name == "none":
             return FederatedRelease(
                 setting,
