@@ -31,6 +31,7 @@ import torch
 from bounds.validation import check_int
 from sims.core.functional import check_batch
 from sims.fl.client import local_sgd
+from sims.fl.release import release_gram
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
 from sims.releases.training import CHUNK, train_each
 
@@ -99,6 +100,23 @@ class FederatedRelease:
             chunk=self.chunk,
         )
         return self.setting.kept_rows(trained).cpu().numpy()
+
+    def single_gram(self) -> np.ndarray:
+        """``(M, M)`` float64: the Gram matrix of the single releases translated by the kept
+        weights (:func:`sims.fl.release.release_gram`), for models whose ``(M, k)`` single
+        releases are too large to hold: their geometry is all the leakage needs
+        (:mod:`sims.releases.geometry`)."""
+        setting = self.setting
+        return release_gram(
+            setting.model,
+            setting.params,
+            setting.mask,
+            self.images,
+            self.labels,
+            lr=setting.lr,
+            gradient_at=setting.gradient_at,
+            chunk_size=self.chunk,
+        ).numpy()
 
     def secrets(self) -> torch.Tensor:
         """``(N, B)`` candidate indices of every secret, one world each (lexicographic)."""

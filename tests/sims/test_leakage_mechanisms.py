@@ -166,3 +166,35 @@ def test_dp_upload_bracket_in_order_and_below_the_dp_bound(tmp_path, capsys):
     _check_order(record)
     assert record["exact_method"] == "bracket"
     assert record["exact_ci_bits"][1] <= dp_sgd_bits_bound(2, 2.0, 1) + SLACK
+
+
+def test_large_models_use_the_gram_route_with_the_same_numbers(monkeypatch):
+    """Past DENSE_VALUES the one-step study works on a matrix with the releases' distances
+    (from their Gram matrix): exactly the same bits at s = 0, and within the Monte Carlo
+    intervals at s > 0, as the dense releases."""
+    from sims.experiments.leakage import study
+
+    config = LeakageConfig(
+        candidates=10, batch_size=2, rates=(0.5,), noise_stds=(0.0, 0.02), samples=1024,
+        attack_targets=1, attack_iterations=1, stats_samples=4, device="cpu",
+    )  # fmt: skip
+    dense = run_leakage(config, progress=False)
+    routes = []
+    real = study._single_releases
+
+    def spy(world, state):
+        out = real(world, state)
+        routes.append(out.shape[1])
+        return out
+
+    monkeypatch.setattr(study, "DENSE_VALUES", 1)
+    monkeypatch.setattr(study, "_single_releases", spy)
+    gram = run_leakage(config, progress=False)
+    assert routes and routes[0] < 10  # an (M, rank <= M - 1) matrix, not (M, k)
+    assert gram[0]["exact_bits"] == dense[0]["exact_bits"] == pytest.approx(math.log2(45))
+    low, high = gram[1]["exact_ci_bits"]
+    assert low <= dense[1]["exact_ci_bits"][1] and dense[1]["exact_ci_bits"][0] <= high
+    assert gram[1]["sensitivity"] == pytest.approx(dense[1]["sensitivity"], rel=1e-6)
+    assert gram[1]["gaussian_bound_bits"] == pytest.approx(
+        dense[1]["gaussian_bound_bits"], rel=1e-6
+    )

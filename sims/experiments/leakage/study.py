@@ -17,7 +17,7 @@ from sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
 from sims.experiments.leakage.estimates import estimates
 from sims.experiments.leakage.world import RoundState, World, seed_of
 from sims.pruning.schemes import derived_seed
-from sims.releases import LeakageValue, ReleaseGeometry, secret_batches
+from sims.releases import FederatedRelease, LeakageValue, ReleaseGeometry, secret_batches
 
 
 def job_key(config_fingerprint: str, p: float, s: float) -> str:
@@ -53,13 +53,33 @@ def _noisy(clean: torch.Tensor, shared: torch.Tensor | None, s: float, seed: int
     return clean + s * (noise if shared is None else noise * shared)
 
 
+#: Largest single-release matrix (values, M x k) held densely: 2**27 float64, 1 GiB. Beyond
+#: it the one-step study works on an (M, rank) matrix with the same distances.
+DENSE_VALUES = 1 << 27
+
+
+def _single_releases(world: World, state: RoundState) -> np.ndarray:
+    """The ``(M, k)`` single releases, or when they would exceed :data:`DENSE_VALUES` an
+    ``(M, r)`` matrix with their pairwise distances (from their Gram matrix,
+    :func:`bounds.leakage.releases_from_gram`; releases the Gram cannot tell apart, by
+    :func:`bounds.leakage.gram_groups` at the round-off bound of its ``k`` terms, share
+    one row, so that ``s = 0`` counts them as equal)."""
+    mechanism, k = state.mechanism, state.mask.num_kept()
+    if world.config.candidates * k <= DENSE_VALUES:
+        return mechanism.single_releases()
+    gram = mechanism.single_gram()
+    groups = leakage.gram_groups(gram, rtol=leakage.gram_rounding_rtol(k))
+    return leakage.releases_from_gram(gram, groups=groups)
+
+
 def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict, torch.Tensor]:
-    """One FedSGD step: :func:`bounds.leakage.batch_leakage` on the single releases."""
+    """One FedSGD step: :func:`bounds.leakage.batch_leakage` on the single releases (or a
+    matrix with their distances); the attacked targets' uploads computed on their own."""
     config = world.config
     cache = state.cache
     m, b = config.candidates, config.batch_size
     if "singles" not in cache:
-        cache["singles"] = state.mechanism.single_releases()
+        cache["singles"] = _single_releases(world, state)
         # the tightest sensitivity valid for a uniform B-subset: the diameter of the batch
         # means, exact or a valid upper bound (bounds.leakage.batch_sensitivity)
         cache["sensitivity"] = leakage.batch_sensitivity(cache["singles"], b)
@@ -86,8 +106,16 @@ def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict
         ),
         "estimates_bits": estimates(world, torch.from_numpy(releases), p, s),
     }
-    clean = torch.from_numpy(releases)[world.targets].mean(dim=1)
-    return fields, clean
+    return fields, _target_uploads(world, state)
+
+
+def _target_uploads(world: World, state: RoundState) -> torch.Tensor:
+    """The attacked targets' one-step uploads (kept coordinates, ``(targets, k)``): the
+    mean of their members' single releases."""
+    members = world.targets.reshape(-1)
+    target_world = FederatedRelease(state.setting, world.images[members], world.labels[members])
+    singles = torch.from_numpy(target_world.single_releases())
+    return singles.reshape(*world.targets.shape, -1).mean(dim=1)
 
 
 def _round_geometries(world: World, state: RoundState) -> dict:
