@@ -42,6 +42,8 @@ eigenvectors and the eigensolver's workspace) and :math:`O(M^3)` operations.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -60,12 +62,12 @@ _BLOCK_FLOATS = 1 << 21
 
 def _gram_matrix(gram, func: str) -> tuple[np.ndarray, int]:
     r"""``gram`` validated as a finite symmetric (M, M) matrix with a non-negative diagonal,
+    and no entry above its largest diagonal entry (Cauchy-Schwarz, up to round-off),
     returned as ``(k, e)``: ``k`` the symmetrised matrix times :math:`2^{-e}` (a new
     array), ``e`` even with the largest diagonal entry of ``k`` in :math:`[1/4, 1)` (0 when
     the diagonal is 0). Scaling by a power of two is exact outside the subnormal range, and
-    keeps every later step finite for any finite input: a Gram's entries are bounded by its
-    largest diagonal entry (Cauchy-Schwarz), so centred entries and squared distances stay
-    below 4 and :math:`F = 2^{e/2} F_k` exactly."""
+    keeps every later step finite for any finite input: entries at most about 1, so centred
+    entries and squared distances stay below 4, and :math:`F = 2^{e/2} F_k` exactly."""
     k = check_finite_array("gram", gram, func=func, ndim=2)
     if k.shape[0] < 1 or k.shape[1] != k.shape[0]:
         raise ValueError(
@@ -79,6 +81,13 @@ def _gram_matrix(gram, func: str) -> tuple[np.ndarray, int]:
             f"norms). Got {diagonal.min():g} at row {int(np.argmin(diagonal))} instead."
         )
     largest = float(diagonal.max())
+    entry = float(np.abs(k).max())
+    if entry > (1 + _LOOSE) * largest:
+        raise ValueError(
+            f"The 'gram' parameter of {func} must have no entry larger than its largest "
+            f"diagonal entry {largest:g} (Cauchy-Schwarz: |K_ij| <= sqrt(K_ii K_jj)). Got "
+            f"{entry:g} instead."
+        )
     exponent = 0 if largest == 0 else int(np.frexp(largest)[1])
     exponent += exponent % 2
     half = np.ldexp(k, -exponent - 1)
@@ -87,9 +96,17 @@ def _gram_matrix(gram, func: str) -> tuple[np.ndarray, int]:
         raise ValueError(
             f"The 'gram' parameter of {func} must be symmetric, up to {_LOOSE:g} times its "
             f"largest diagonal entry {largest:g}. Got max |K - K^T| = "
-            f"{float(np.ldexp(asymmetry, exponent + 1)):g} instead."
+            f"{_scaled_text(asymmetry, exponent + 1)} instead."
         )
     return half + half.T, exponent
+
+
+def _scaled_text(x: float, exponent: int) -> str:
+    r""":math:`x\,2^e` for a message, written as such when it exceeds the largest float."""
+    try:
+        return f"{math.ldexp(x, exponent):g}"
+    except OverflowError:
+        return f"{x:g} * 2**{exponent}"
 
 
 def releases_from_gram(gram, *, rtol: float | None = None, groups=None) -> np.ndarray:
@@ -116,9 +133,10 @@ def releases_from_gram(gram, *, rtol: float | None = None, groups=None) -> np.nd
     ----------
     gram : (M, M) finite symmetric positive semi-definite array, :math:`K_{ij} = \langle
         r_i, r_j\rangle` for the releases or any translate of them (the uncentred Gram as
-        computed: its diagonal sets the round-off scale). Asymmetry beyond 1e-6
-        :math:`\kappa`, or an eigenvalue of :math:`C` below :math:`-10^{-6} M\kappa`,
-        means no Gram and is refused.
+        computed: its diagonal sets the round-off scale). An entry above
+        :math:`(1 + 10^{-6})\kappa`, asymmetry beyond :math:`10^{-6}\kappa`, or an
+        eigenvalue of :math:`C` below :math:`-10^{-6} M\kappa` means no Gram and is
+        refused.
     rtol : relative eigenvalue tolerance in [0, 1) (default :math:`M\epsilon`).
     groups : None, or (M,) integer labels of groups of equal releases (e.g.
         :func:`gram_groups`): every candidate gets the row of its group's first member, so
@@ -152,8 +170,8 @@ def releases_from_gram(gram, *, rtol: float | None = None, groups=None) -> np.nd
     if eigenvalues[0] < -_LOOSE * m * scale:
         raise ValueError(
             f"The 'gram' parameter of {func} must be positive semi-definite (a Gram matrix). "
-            f"Got an eigenvalue {np.ldexp(eigenvalues[0], exponent):g} of the centred matrix "
-            f"instead (largest diagonal entry {np.ldexp(scale, exponent):g})."
+            f"Got an eigenvalue {_scaled_text(float(eigenvalues[0]), exponent)} of the centred "
+            f"matrix instead (largest diagonal entry {_scaled_text(scale, exponent)})."
         )
     tolerance = rtol * max(scale, float(eigenvalues[-1]))
     kept = np.flatnonzero(eigenvalues > tolerance)[::-1]

@@ -137,7 +137,12 @@ def test_rounding_bound_is_four_gamma():
         ([[1.0, np.nan], [np.nan, 1.0]], {}, "'gram' parameter .* finite"),
         ([[-1.0, 0.0], [0.0, 1.0]], {}, r"non-negative diagonal .* Got -1 at row 0"),
         ([[1.0, 0.5], [0.0, 1.0]], {}, r"symmetric, up to 1e-06 .* Got max \|K - K\^T\| = 0.5"),
-        ([[1.0, 2.0], [2.0, 1.0]], {}, "positive semi-definite .* eigenvalue -1"),
+        (
+            [[0.0, 2.0], [2.0, 1.0]],
+            {},
+            "no entry larger than its largest diagonal entry 1 .* Got 2",
+        ),
+        ([[1, 1, -1], [1, 1, 1], [-1, 1, 1]], {}, "positive semi-definite .* eigenvalue -0.66"),
         (np.eye(2), {"rtol": 1.0}, r"'rtol' parameter of releases_from_gram must be in \[0, 1\)"),
         (np.eye(2), {"groups": [0]}, "'groups' parameter .* 2 integer labels"),
         (np.eye(2), {"groups": [0, 0.5]}, "'groups' parameter .* 2 integer labels"),

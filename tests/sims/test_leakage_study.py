@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+from bounds import leakage
 from sims.cli import build_parser
 from sims.cli.leakage import config_from_args
 from sims.data.datasets import load_dataset
@@ -94,6 +95,21 @@ def test_float64_releases_keep_apart_candidates_that_float32_merges(model, weigh
     gap = double[0] - double[1]
     assert float(gap.abs().max()) > 1e-10
     torch.testing.assert_close(gap, slow[0] - slow[1], rtol=0, atol=1e-13)
+
+
+def test_the_gram_cannot_resolve_releases_closer_than_its_round_off(model, weights, digits):
+    # The documented limit of the Gram route at s = 0 (bounds.leakage.gram_groups): the
+    # pair above differs by ~3.5e-10 per coordinate, a squared distance ~1e-18 times the
+    # squared norms, far below the round-off bound of the Gram (~1e-13): it is one group,
+    # although the float64 vectors differ, so the groups' entropy is a lower bound.
+    mask = random_mask(weights, 0.99, seed=0)
+    pair = [706, 449]
+    images, labels = digits.images[pair], digits.labels[pair]
+    gram = release_gram(model, weights, mask, images, labels, lr=0.25).numpy()
+    rtol = leakage.gram_rounding_rtol(mask.num_kept())
+    assert leakage.gram_groups(gram, rtol=rtol).tolist() == [0, 0]
+    vectors = release_vectors(model, weights, mask, images, labels, lr=0.25)
+    assert not torch.equal(vectors[0], vectors[1])
 
 
 @pytest.mark.parametrize(("p", "chunk_size"), [(0.0, 4), (0.5, 4), (0.9, 5), (0.5, 11)])

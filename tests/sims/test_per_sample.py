@@ -63,6 +63,21 @@ class _TiedAndFolded(nn.Module):
         return self.head(h.flatten(1))
 
 
+class _SharedOffset(nn.Module):
+    """A linear layer applied to one learned row shared by all samples: batch-first (and
+    recorded) only for a batch of one sample."""
+
+    def __init__(self):
+        super().__init__()
+        self.row = nn.Parameter(torch.randn(1, 3))
+        self.offset = nn.Linear(3, 4)
+        self.head = nn.Linear(4, 2)
+        self.input_shape, self.num_classes = (1, 2, 2), 2
+
+    def forward(self, x):
+        return self.head(torch.tanh(x.flatten(1) + self.offset(self.row)))
+
+
 def _double(model):
     model = model.double()
     return model, {name: p.detach() for name, p in model.named_parameters()}
@@ -163,6 +178,19 @@ def test_vgg_and_a_subset_of_parameters():
     images = torch.rand(4, 1, 8, 8, dtype=torch.float64)
     labels = torch.tensor([0, 1, 2, 3])
     _check(model, subset, images, labels)
+
+
+def test_chunks_that_record_different_layers_are_refused():
+    # n = 4 in chunks of 3 and 1: the shared-row layer is batch-first in the chunk of one
+    # only, so the chunks' layers (and routes) differ; one chunk of 4 is fine.
+    torch.manual_seed(5)
+    model, params = _double(_SharedOffset())
+    images = torch.randn(4, 1, 2, 2, dtype=torch.float64)
+    labels = torch.tensor([0, 1, 1, 0])
+    whole, _ = per_sample_gram(model, params, images, labels)
+    torch.testing.assert_close(whole, _explicit_gram(model, params, images, labels, None))
+    with pytest.raises(ValueError, match=r"'chunk_size' parameter of per_sample_gram .* Got 3"):
+        per_sample_gram(model, params, images, labels, chunk_size=3)
 
 
 def test_float32_gram_agrees_to_float32_round_off(conv2):
