@@ -55,8 +55,24 @@ def _by_noise(records: Sequence[dict]) -> dict[float, list[dict]]:
 def _bits_panel(ax, s: float, rows: list[dict]) -> None:
     ps = [r["p"] for r in rows]
     tag = f"s={s:g}"
-    for field, label, colour, style, marker in _CURVES:
-        xs, ys = _finite(ps, [r[field] for r in rows])
+    curves = [
+        ([r[field] for r in rows], label, colour, style, marker, field.removesuffix("_bits"))
+        for field, label, colour, style, marker in _CURVES
+    ]
+    curves += [
+        (
+            [r["fano_lower_bits"][attack] for r in rows],
+            f"Fano lower bound from {_ATTACK_LABELS[attack]}",
+            colour,
+            style,
+            marker,
+            f"fano_{attack}",
+        )
+        for attack, (colour, style, marker) in _ATTACKS.items()
+        if attack in rows[0]["fano_lower_bits"]
+    ]
+    for values, label, colour, style, marker, name in curves:
+        xs, ys = _finite(ps, values)
         if xs:
             ax.plot(
                 xs,
@@ -65,19 +81,7 @@ def _bits_panel(ax, s: float, rows: list[dict]) -> None:
                 marker=marker,
                 color=colour,
                 label=label,
-                gid=f"{field.removesuffix('_bits')}/{tag}",
-            )
-    for attack, (colour, style, marker) in _ATTACKS.items():
-        if attack in rows[0]["fano_lower_bits"]:
-            xs, ys = _finite(ps, [r["fano_lower_bits"][attack] for r in rows])
-            ax.plot(
-                xs,
-                ys,
-                linestyle=style,
-                marker=marker,
-                color=colour,
-                label=f"Fano lower bound from {_ATTACK_LABELS[attack]}",
-                gid=f"fano_{attack}/{tag}",
+                gid=f"{name}/{tag}",
             )
     ax.fill_between(
         ps,

@@ -35,9 +35,9 @@ import torch
 from torch.func import grad, vmap
 
 from bounds.validation import check_int, check_real
-from sims.core.functional import batch_loss, check_batch
+from sims.core.functional import batch_loss
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.value import LeakageValue
 
 #: Opacus' stabiliser of the per-example clip factor ``C / (||g|| + 1e-6)``.
@@ -92,7 +92,6 @@ class DPUploadRelease:
         critic_draws: int = CRITIC_DRAWS,
     ):
         func = "DPUploadRelease"
-        check_batch(setting.model, images, labels, func=func)
         self.setting = setting
         self.clip = check_real(
             "max_grad_norm", max_grad_norm, func=func, low=0, low_inclusive=False
@@ -101,12 +100,11 @@ class DPUploadRelease:
         self.momentum = check_real(
             "momentum", momentum, func=func, low=0, high=1, high_inclusive=False
         )
-        self.batch_size = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
         self.critic_draws = check_int("critic_draws", critic_draws, func=func, low=2)
-        index = secret_batches(len(images), self.batch_size, max_secrets=max_secrets)
-        index = index.to(setting.device)
-        self.images = images.to(setting.device, torch.float64)[index]
-        self.labels = labels.to(setting.device)[index]
+        self.images, self.labels = secret_data(
+            setting, images, labels, batch_size, max_secrets=max_secrets, func=func
+        )
+        self.batch_size = self.images.shape[1]
 
     @property
     def secrets(self) -> int:

@@ -32,7 +32,7 @@ from bounds.validation import check_int
 from sims.core.functional import check_batch
 from sims.fl.client import local_sgd
 from sims.fl.release import release_gram
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches, secret_data
 from sims.releases.training import CHUNK, train_each
 
 
@@ -126,8 +126,14 @@ class FederatedRelease:
         """Per round ``t = 1..T``, the ``(N, k)`` float64 kept coordinates of the target's
         upload in every secret's world, row ``i`` for ``secrets()[i]``."""
         setting = self.setting
-        index = self.secrets().to(setting.device)
-        x, y = self.images[index], self.labels[index]
+        x, y = secret_data(
+            setting,
+            self.images,
+            self.labels,
+            self.batch_size,
+            max_secrets=self.max_secrets,
+            func="FederatedRelease.uploads",
+        )
         w, per_row = setting.params, False
         weight = self.batch_size + sum(len(labels) for _, labels in self.others)
         for t in range(1, self.rounds + 1):

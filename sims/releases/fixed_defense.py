@@ -35,12 +35,11 @@ import torch
 
 from bounds import leakage as bounds_leakage
 from bounds.validation import check_int, check_real
-from sims.core.functional import check_batch
 from sims.defenses import FixedDefense, defense_mask
 from sims.pruning.mask import prunable_names
 from sims.pruning.schemes import derived_seed
 from sims.releases.likelihood import consistent_withheld, shared_log_likelihoods, shared_matches
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.training import CHUNK, train_each
 from sims.releases.value import LeakageValue
 
@@ -73,17 +72,13 @@ class FixedDefenseRelease:
         chunk: int = CHUNK,
     ):
         func = "FixedDefenseRelease"
-        check_batch(setting.model, images, labels, func=func)
         if not isinstance(defense, FixedDefense):
             raise ValueError(
                 f"The 'defense' parameter of {func} must be a sims.defenses.FixedDefense. "
                 f"Got {type(defense).__name__} instead."
             )
         self.setting, self.defense = setting, defense
-        b = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
-        index = secret_batches(len(images), b, max_secrets=max_secrets).to(setting.device)
-        x = images.to(setting.device, torch.float64)[index]
-        y = labels.to(setting.device)[index]
+        x, y = secret_data(setting, images, labels, batch_size, max_secrets=max_secrets, func=func)
         self.trained = train_each(
             setting, setting.params, x, y, start_per_row=False, data_per_row=True, chunk=chunk
         )

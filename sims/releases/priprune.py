@@ -22,12 +22,12 @@ import torch
 from torch.func import grad, vmap
 
 from bounds.validation import check_int
-from sims.core.functional import batch_loss, check_batch
+from sims.core.functional import batch_loss
 from sims.defenses import PriPruneDefense
 from sims.defenses.adaptive import mix_weights, priprune_step, priprune_update
 from sims.pruning.mask import prunable_names
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.value import LeakageValue
 
 
@@ -62,7 +62,6 @@ class PriPruneRelease:
         critic_draws: int = CRITIC_DRAWS,
     ):
         func = "PriPruneRelease"
-        check_batch(setting.model, images, labels, func=func)
         if not isinstance(defense, PriPruneDefense):
             raise ValueError(
                 f"The 'defense' parameter of {func} must be a sims.defenses.PriPruneDefense. "
@@ -70,10 +69,9 @@ class PriPruneRelease:
             )
         self.setting, self.defense = setting, defense
         self.critic_draws = check_int("critic_draws", critic_draws, func=func, low=2)
-        b = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
-        index = secret_batches(len(images), b, max_secrets=max_secrets).to(setting.device)
-        self.images = images.to(setting.device, torch.float64)[index]
-        self.labels = labels.to(setting.device)[index]
+        self.images, self.labels = secret_data(
+            setting, images, labels, batch_size, max_secrets=max_secrets, func=func
+        )
         start = setting.params
         alpha = defense.alpha.get(client_id)
         self.alpha = {

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice, check_int
-from sims.core.functional import check_lr
+from sims.core.functional import check_batch, check_lr
 from sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
@@ -104,3 +104,21 @@ def secret_batches(candidates: int, batch_size: int, *, max_secrets: int = MAX_S
         )
     combos = itertools.combinations(range(m), b)
     return torch.tensor(list(combos), dtype=torch.int64).reshape(n, b)
+
+
+def secret_data(
+    setting: ClientSetting,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    batch_size: int,
+    *,
+    max_secrets: int,
+    func: str,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every secret's batch, ``(N, B, C, H, W)`` float64 images and ``(N, B)`` labels on the
+    setting's device (:func:`secret_batches` order), after checking the ``M`` candidates
+    against the model and ``batch_size`` against ``[1, M]``; ``func`` names the caller."""
+    check_batch(setting.model, images, labels, func=func)
+    b = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
+    index = secret_batches(len(images), b, max_secrets=max_secrets).to(setting.device)
+    return images.to(setting.device, torch.float64)[index], labels.to(setting.device)[index]

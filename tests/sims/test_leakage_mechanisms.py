@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -183,14 +184,15 @@ def test_large_models_use_the_gram_route_with_the_same_numbers(monkeypatch):
     real = study._single_releases
 
     def spy(world, state):
-        out = real(world, state)
-        routes.append(out.shape[1])
-        return out
+        out, resolved = real(world, state)
+        routes.append((out.shape[1], resolved))
+        return out, resolved
 
     monkeypatch.setattr(study, "DENSE_VALUES", 1)
     monkeypatch.setattr(study, "_single_releases", spy)
     gram = run_leakage(config, progress=False)
-    assert routes and routes[0] < 10  # an (M, rank <= M - 1) matrix, not (M, k)
+    assert routes and routes[0][0] < 10  # an (M, rank <= M - 1) matrix, not (M, k)
+    assert routes[0][1]  # the Gram tells every release apart: s = 0 is exact
     assert gram[0]["exact_bits"] == dense[0]["exact_bits"] == pytest.approx(math.log2(45))
     low, high = gram[1]["exact_ci_bits"]
     assert low <= dense[1]["exact_ci_bits"][1] and dense[1]["exact_ci_bits"][0] <= high
@@ -198,3 +200,23 @@ def test_large_models_use_the_gram_route_with_the_same_numbers(monkeypatch):
     assert gram[1]["gaussian_bound_bits"] == pytest.approx(
         dense[1]["gaussian_bound_bits"], rel=1e-6
     )
+
+
+def test_releases_the_gram_cannot_separate_give_a_bracket_at_zero_noise(monkeypatch):
+    from sims.experiments.leakage import study
+
+    def merge_first_two(gram, *, rtol):
+        del rtol
+        return np.array([0, *range(len(gram) - 1)])
+
+    monkeypatch.setattr(study, "DENSE_VALUES", 1)
+    monkeypatch.setattr(study.leakage, "gram_groups", merge_first_two)
+    config = LeakageConfig(
+        candidates=8, rates=(0.5,), noise_stds=(0.0,), samples=16, attack_targets=1,
+        attack_iterations=1, stats_samples=4, device="cpu",
+    )  # fmt: skip
+    (record,) = run_leakage(config, progress=False)
+    merged = math.log2(8) - 2 / 8  # two of eight candidates in one group
+    assert record["exact_method"] == "bracket"
+    assert record["exact_bracket_bits"] == pytest.approx([merged, 3.0])
+    assert record["exact_ci_bits"] == pytest.approx([merged, 3.0])

@@ -58,18 +58,21 @@ def _noisy(clean: torch.Tensor, shared: torch.Tensor | None, s: float, seed: int
 DENSE_VALUES = 1 << 27
 
 
-def _single_releases(world: World, state: RoundState) -> np.ndarray:
-    """The ``(M, k)`` single releases, or when they would exceed :data:`DENSE_VALUES` an
-    ``(M, r)`` matrix with their pairwise distances (from their Gram matrix,
-    :func:`bounds.leakage.releases_from_gram`; releases the Gram cannot tell apart, by
-    :func:`bounds.leakage.gram_groups` at the round-off bound of its ``k`` terms, share
-    one row, so that ``s = 0`` counts them as equal)."""
+def _single_releases(world: World, state: RoundState) -> tuple[np.ndarray, bool]:
+    """``(releases, resolved)``: the ``(M, k)`` single releases, or when they would exceed
+    :data:`DENSE_VALUES` an ``(M, r)`` matrix with their pairwise distances (from their
+    Gram matrix, :func:`bounds.leakage.releases_from_gram`). Releases the Gram cannot tell
+    apart (:func:`bounds.leakage.gram_groups` at the round-off bound of its ``k`` terms)
+    share one row there; they may differ in exact arithmetic, so ``resolved`` is False when
+    any were merged: merging can only lower the noiseless leakage, which is then a lower
+    bound (:func:`_one_step`)."""
     mechanism, k = state.mechanism, state.mask.num_kept()
     if world.config.candidates * k <= DENSE_VALUES:
-        return mechanism.single_releases()
+        return mechanism.single_releases(), True
     gram = mechanism.single_gram()
     groups = leakage.gram_groups(gram, rtol=leakage.gram_rounding_rtol(k))
-    return leakage.releases_from_gram(gram, groups=groups)
+    resolved = len(np.unique(groups)) == len(groups)
+    return leakage.releases_from_gram(gram, groups=groups), resolved
 
 
 def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict, torch.Tensor]:
@@ -79,7 +82,7 @@ def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict
     cache = state.cache
     m, b = config.candidates, config.batch_size
     if "singles" not in cache:
-        cache["singles"] = _single_releases(world, state)
+        cache["singles"], cache["resolved"] = _single_releases(world, state)
         # the tightest sensitivity valid for a uniform B-subset: the diameter of the batch
         # means, exact or a valid upper bound (bounds.leakage.batch_sensitivity)
         cache["sensitivity"] = leakage.batch_sensitivity(cache["singles"], b)
@@ -96,8 +99,21 @@ def _one_step(world: World, state: RoundState, p: float, s: float) -> tuple[dict
     if s > 0:  # the batch mean's covariance: finite-population correction (package docstring)
         correction = (m - b) / (b * (m - 1))
         gaussian = leakage.gaussian_channel_bound_bits(releases * math.sqrt(correction), s)
+    value = LeakageValue.of(exact)
+    if s == 0 and not cache["resolved"]:  # merged releases: between the groups and the ceiling
+        ceiling = math.log2(exact.secrets)
+        value = LeakageValue(
+            bits=0.5 * (value.bits + ceiling),
+            ci_bits=(value.ci_bits[0], ceiling),
+            bayes_success=None,
+            bayes_success_ci=None,
+            secrets=value.secrets,
+            method="bracket",
+            samples=0,
+            bracket_bits=(value.bits, ceiling),
+        )
     fields = {
-        **_exact_fields(LeakageValue.of(exact)),
+        **_exact_fields(value),
         "gaussian_bound_bits": gaussian,
         "sensitivity": cache["sensitivity"].value,
         "sensitivity_method": cache["sensitivity"].method,
