@@ -146,19 +146,19 @@ def register(subparsers) -> None:
         default=None,
         metavar="RATE",
         help="fraction of the base-kept weights the fixed defenses withhold, in [0, 1] "
-        "(default 0.3)",
+        "(default: 0.3)",
     )
     for name, what in (
-        ("lambda-acc", "eq. (16)'s lambda_acc"),
-        ("lambda-pri", "eq. (16)'s lambda_pri"),
-        ("lambda-sha", "eq. (16)'s lambda_sha"),
+        ("lambda-acc", "eq. (16)'s lambda_acc (default: 5.0)"),
+        ("lambda-pri", "eq. (16)'s lambda_pri (default: 15.0)"),
+        ("lambda-sha", "eq. (16)'s lambda_sha (default: 2e-05)"),
         ("alpha-lr", "step size of alpha (default: the client's lr)"),
     ):
         release.add_argument(
             f"--{name}",
             type=finite_float,
             default=None,
-            help=f"PriPrune's {what}; only with --defense priprune",
+            help=f"only with --defense priprune: PriPrune's {what}",
         )
     release.add_argument(
         "--warmup-rounds",
@@ -181,7 +181,7 @@ def register(subparsers) -> None:
         default=None,
         metavar="SIGMA",
         help="train the target with Fed-LTP's DP-SGD at this noise multiplier "
-        "(--local-steps steps, clipping --dp-clip)",
+        "(--local-steps steps, clipping --dp-clip) (default: none, plain SGD)",
     )
     release.add_argument(
         "--dp-clip",

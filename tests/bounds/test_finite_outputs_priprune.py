@@ -51,6 +51,9 @@ EXEMPT = {
     "twins are covered",
     "leakage.ExactLeakage": "result dataclass built by exact_leakage (covered)",
     "leakage.BatchLeakage": "result dataclass built by batch_leakage (covered)",
+    "leakage.BatchSensitivity": "result dataclass built by batch_sensitivity (covered)",
+    "leakage.PosteriorLeakage": "result dataclass built by posterior_leakage and "
+    "posterior_bracket (covered)",
 }
 CLAIMS_REASON = (
     "claims registry: runs and renders the papers' claim checks, not a numeric function of "
@@ -485,6 +488,51 @@ def test_max_pairwise_distance(r):
         assert _exceeds_float_max(r)
     else:
         _finite_float(value, low=0.0)
+
+
+@covers("leakage.batch_sensitivity")
+@FAST
+@given(r=releases(max_m=5), batch_fraction=st.floats(0.0, 1.0), cap=st.sampled_from([0, 100]))
+def test_batch_sensitivity_is_at_most_the_single_distance(r, batch_fraction, cap):
+    # the diameter of the batch means never exceeds the largest single-release distance
+    # (a batch mean difference is 1/B times at most B single differences), up to rounding
+    b = 1 + int(batch_fraction * (r.shape[0] - 1))
+    res = leakage.batch_sensitivity(r, b, max_enumerated=cap)
+    single = leakage.max_pairwise_distance(r)
+    _finite_float(res.value, low=0.0, high=single * (1 + 1e-9))
+    assert res.method in ("exact", "bound")
+    if b == 1:
+        assert res.value == single
+
+
+scores = st.floats(-1e300, 1e300) | st.just(-math.inf)
+
+
+@st.composite
+def draw_scores(draw, max_d=6, max_m=5):
+    """(D, M) per-draw scores (any finite floats or -inf) and truths with a finite score."""
+    d, m = draw(st.integers(2, max_d)), draw(st.integers(1, max_m))
+    arr = np.array(draw(st.lists(scores, min_size=d * m, max_size=d * m))).reshape(d, m)
+    truth = np.array(draw(st.lists(st.integers(0, m - 1), min_size=d, max_size=d)))
+    arr[np.arange(d), truth] = np.array(
+        draw(st.lists(st.floats(-1e300, 1e300), min_size=d, max_size=d))
+    )
+    return arr, truth
+
+
+@covers("leakage.posterior_leakage", "leakage.posterior_bracket")
+@FAST
+@given(upper=draw_scores(), critic=st.lists(scores, min_size=30, max_size=30))
+def test_posterior_leakage_and_bracket_stay_in_range(upper, critic):
+    ll, truth = upper
+    d, m = ll.shape
+    for res in (
+        leakage.posterior_leakage(ll, truth),
+        leakage.posterior_bracket(ll, np.resize(np.array(critic), (d, m)), truth),
+    ):
+        _check_leakage_result(res, m)
+        low, high = res.bracket_bits or (res.bits, res.bits)
+        assert low >= -1e-12 and high <= math.log2(m) + 1e-12
 
 
 @covers("leakage.theorem1_status")
