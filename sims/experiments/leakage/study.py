@@ -3,7 +3,9 @@ attacks (:mod:`sims.experiments.leakage`)."""
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 
 import numpy as np
 import torch
@@ -18,6 +20,8 @@ from sims.experiments.leakage.estimates import estimates
 from sims.experiments.leakage.world import RoundState, World, seed_of
 from sims.pruning.schemes import derived_seed
 from sims.releases import FederatedRelease, LeakageValue, ReleaseGeometry, secret_batches
+
+logger = logging.getLogger(__name__)
 
 
 def job_key(config_fingerprint: str, p: float, s: float) -> str:
@@ -357,9 +361,21 @@ def run_leakage(
         bar = tqdm(
             todo, desc="leakage", unit="job", disable=None if progress is None else not progress
         )
-        for p, s in bar:
+        started = time.monotonic()
+        for finished, (p, s) in enumerate(bar, start=1):
             key = job_key(fp, p, s)
             done[key] = {"key": key, "config": fp, **_record(world, p, s, reconstructions_dir)}
             if store is not None:
                 store.append(done[key])
+            elapsed = time.monotonic() - started
+            logger.info(
+                "leakage p=%g s=%g: %.3f bits (%s); %d of %d, ETA %.0f s",
+                p,
+                s,
+                done[key]["exact_bits"],
+                done[key]["exact_method"],
+                finished,
+                len(todo),
+                elapsed / finished * (len(todo) - finished),
+            )
     return [done[job_key(fp, p, s)] for p, s in grid]
