@@ -99,6 +99,11 @@ class World:
         )
         self.train, self.test = train, test
         b, k = config.batch_size, config.other_clients
+        if b * k > len(train):
+            raise ValueError(
+                f"The 'other_clients' parameter of LeakageConfig needs B * K = {b * k} training "
+                f"images of {config.dataset!r}, which has {len(train)}. Got {k} instead."
+            )
         picked = torch.randperm(len(train), generator=generator)[: b * k].reshape(k, b)
         self.others = [
             (train.images[i].to(self.device), train.labels[i].to(self.device)) for i in picked
