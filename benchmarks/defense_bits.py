@@ -81,7 +81,7 @@ def main() -> None:
     (out / "agreement.json").write_text(json.dumps(agreement, indent=1))
     for a in agreement:
         tau = math.nan if a["tau"] is None else a["tau"]
-        print(f"headline: nmi_bits_kendall_tau_{a['attacker']}_s{a['noise_std']:g} = {tau:.2f} tau")
+        print(f"headline: nmi_bits_tau_{a['attacker']}_s{a['noise_std']:g} = {tau:.2f} tau")
     noiseless = [r for r in records if r["noise_std"] == 0]
     below = sum(r["exact_ci_bits"][1] < r["ceiling_bits"] - 1e-9 for r in noiseless)
     print(f"headline: defenses_below_ceiling_at_s0 = {below} of {len(noiseless)}")

@@ -16,7 +16,10 @@ coordinates the upload sends (seen by the server). The server sees
   over ``L`` draws :math:`U'_l` made once, independently of the evaluation draws: a
   smoothed Monte Carlo estimate of :math:`p(y\mid x)`, over the draws in which the
   secret's mask is the seen one when there are any, else over all draws (a mask rarely
-  repeats exactly across draws of a high-dimensional :math:`U`). Any
+  repeats exactly across draws of a high-dimensional :math:`U`), plus the
+  log-probability of the seen mask with each coordinate sent independently at its
+  frequency among the secret's critic draws (a mask that depends on the secret
+  identifies it even when it never repeats exactly). Any
   critic gives a valid lower bound, so :math:`h^2` is chosen to make it tight, from the
   critic's own draws only (never an evaluation draw): among ``(0, 1/16, 1/4, 1)`` times the
   mean per-coordinate variance of the releases across those draws (the spread :math:`U`
@@ -74,7 +77,7 @@ def hidden_randomness_leakage(
     secrets = critic[0][0].shape[0]
     generator = torch.Generator().manual_seed(derived_seed(seed, 0))
     truth = torch.randint(secrets, (n,), generator=generator)
-    width = _critic_width(critic, s)
+    scorer = _Critic(critic, _critic_width(critic, s))
     upper, scores = [], []
     for d, x in enumerate(truth.tolist()):
         table, shared = outcomes(derived_seed(seed, 1, d))
@@ -87,7 +90,7 @@ def hidden_randomness_leakage(
         else:
             exact = shared_log_likelihoods(y, seen[None], table, s)[0]
         upper.append(torch.where(same_mask, exact, -torch.inf))
-        scores.append(_critic_scores(y, seen, critic, width))
+        scores.append(scorer.scores(y, seen))
     result = bounds_leakage.posterior_bracket(
         torch.stack(upper).cpu().numpy(),
         torch.stack(scores).cpu().numpy(),
@@ -134,20 +137,35 @@ def _critic_width(critic, noise_std: float) -> float:
     return best
 
 
-def _critic_scores(y: torch.Tensor, seen: torch.Tensor, critic, width: float) -> torch.Tensor:
-    """``(N,)``: the critic at observation ``y`` (``(1, k)``, sent coordinates ``seen``):
-    the log mean over the critic draws of the Gaussian likelihood of width ``width`` on
-    the sent coordinates, counting only draws whose mask for the secret is the seen one
-    when any draw has it, else all draws (module docstring); with ``width = 0`` (no noise,
-    no spread) exact matches in place of the Gaussian."""
-    terms, masks = [], []
-    for table, shared in critic:
-        if width == 0:
-            terms.append(torch.where(shared_matches(y, seen[None], table)[0], 0.0, -torch.inf))
-        else:
-            terms.append(shared_log_likelihoods(y, seen[None], table, width)[0])
-        masks.append((shared == seen).all(dim=1))
-    terms, masks = torch.stack(terms), torch.stack(masks)
-    if masks.any():
-        terms = torch.where(masks, terms, -torch.inf)
-    return torch.logsumexp(terms, dim=0) - math.log(len(critic))
+class _Critic:
+    """The lower bound's critic (module docstring), built once from the critic draws."""
+
+    def __init__(self, critic, width: float):
+        self.critic, self.width = critic, width
+        # per secret and coordinate, the Laplace-smoothed frequency of being sent
+        sent = torch.stack([shared for _, shared in critic]).to(torch.float64).sum(dim=0)
+        frequency = (sent + 1) / (len(critic) + 2)
+        self.log_sent, self.log_held = torch.log(frequency), torch.log1p(-frequency)
+
+    def scores(self, y: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+        """``(N,)`` at observation ``y`` (``(1, k)``, sent coordinates ``seen``): the log
+        mean over the critic draws of the Gaussian likelihood of width ``width`` on the
+        sent coordinates (only the draws whose mask for the secret is the seen one, when
+        any draw has it; exact matches when ``width = 0``), plus the log-probability of the
+        seen mask with each coordinate sent independently at its frequency among the
+        secret's draws: a mask that depends on the secret identifies it even when it never
+        repeats exactly."""
+        terms, masks = [], []
+        for table, shared in self.critic:
+            if self.width == 0:
+                match = shared_matches(y, seen[None], table)[0]
+                terms.append(torch.where(match, 0.0, -torch.inf))
+            else:
+                terms.append(shared_log_likelihoods(y, seen[None], table, self.width)[0])
+            masks.append((shared == seen).all(dim=1))
+        terms, masks = torch.stack(terms), torch.stack(masks)
+        if masks.any():
+            terms = torch.where(masks, terms, -torch.inf)
+        flags = seen.to(torch.float64)
+        mask_term = self.log_sent @ flags + self.log_held @ (1 - flags)
+        return torch.logsumexp(terms, dim=0) - math.log(len(self.critic)) + mask_term

@@ -126,7 +126,7 @@ def test_attacks_invert_from_the_released_round_broadcast(monkeypatch):
         assert torch.equal(broadcast[name], value)
 
 
-def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
+def test_nmi_rank_agreement_counts_only_pairs_the_bits_certify():
     def row(defense, pseudo, bits, ci, nmi):
         return {
             "p": 0.5, "noise_std": 0.1, "defense": defense, "pseudo": pseudo,
@@ -141,19 +141,22 @@ def test_nmi_rank_agreement_finds_reversed_orders_and_contradictions():
     ]
     agreement, aware = nmi_rank_agreement(rows)
     assert (agreement["attacker"], aware["attacker"]) == ("unaware", "aware")
-    assert aware["tau"] == agreement["tau"]  # no record has an aware attack: both are SGI
-    assert agreement["tau"] == pytest.approx(-1.0)  # NMI orders them exactly backwards
-    # none leaks most by the bits yet has the lowest NMI; random's interval overlaps
-    # Largest (Pseudo)'s, so only the pairs with none are beyond Monte Carlo error
+    assert aware == {**agreement, "attacker": "aware"}  # no record has an aware attack
+    # certified pairs: none > Largest (Pseudo) and none > Random by the bits; NMI orders
+    # both the other way; Largest and Random overlap, so they are not a pair
+    assert agreement["pairs"] == 2 and agreement["tau"] == -1.0
     assert sorted(agreement["contradictions"]) == [
         ("none", "Largest (Pseudo)"),
         ("none", "Random"),
     ]
-    # Random now leaks most by both: two concordant pairs, one discordant, tau = 1/3
+    # Random now leaks most by both: one pair of three agrees, tau = (2 - 1) / 3
     rows[2]["exact_bits"], rows[2]["exact_ci_bits"], rows[2]["nmi"]["sgi"] = 6.0, [5.9, 6.1], 0.9
     agreement = nmi_rank_agreement(rows)[0]
-    assert agreement["tau"] == pytest.approx(1 / 3)
+    assert agreement["pairs"] == 3 and agreement["tau"] == pytest.approx(1 / 3)
     assert agreement["contradictions"] == [("none", "Largest (Pseudo)")]
+    for r in rows:  # every interval overlapping: nothing is ordered, no tau
+        r["exact_ci_bits"] = [0.0, 6.0]
+    assert nmi_rank_agreement(rows)[0]["tau"] is None
 
 
 def test_dp_upload_bracket_in_order_and_below_the_dp_bound(tmp_path, capsys):

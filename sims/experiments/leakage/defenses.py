@@ -18,8 +18,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from scipy import stats
-
 from sims.core.store import ResultStore
 from sims.defenses import DefenseSpec
 from sims.experiments.leakage.config import LeakageConfig
@@ -87,11 +85,14 @@ def nmi_rank_agreement(records: list[dict]) -> list[dict]:
     """Per (p, s) and attacker (:data:`ATTACKERS`): does NMI order the defenses as the
     exact bits do?
 
-    Returns one dict per (p, s, attacker) with ``tau`` (Kendall's tau-b between the bits and
-    the NMI over the defenses; 1: same order, -1: reversed; None with fewer than two
-    defenses or a constant side) and ``contradictions``: the pairs ``(more private by
-    NMI, more private by the bits)`` of defense labels where the NMI orders them one way
-    and the bits' intervals, not overlapping, the other way.
+    Only pairs of defenses whose bits' intervals do not overlap are ordered by the bits
+    (the others are ties: Monte Carlo error could order them either way). Over those
+    pairs, ``tau = (C - D) / (C + D)`` with ``C`` the pairs NMI orders the same way (a
+    higher NMI read as more leakage, as the paper reads it) and ``D`` the pairs it orders
+    the other way (Kendall's tau restricted to the certified pairs; NMI ties count in
+    neither). Returns one dict per (p, s, attacker) with ``tau`` (None when no pair is
+    ordered), ``pairs`` (``C + D``) and ``contradictions``: the ``D`` pairs as
+    ``(more private by NMI, more private by the bits)`` labels.
     """
     groups: dict[tuple, list[dict]] = {}
     for r in records:
@@ -99,23 +100,23 @@ def nmi_rank_agreement(records: list[dict]) -> list[dict]:
     out = []
     for (p, s), rows in groups.items():
         for attacker in ATTACKERS:
-            bits = [r["exact_bits"] for r in rows]
-            nmi = [r["nmi"][attack_of(r, attacker)] for r in rows]
-            tau = None
-            if len(rows) > 1 and len(set(bits)) > 1 and len(set(nmi)) > 1:
-                tau = float(stats.kendalltau(bits, nmi).statistic)
-            contradictions = []
+            concordant, contradictions = 0, []
             for a, b in itertools.permutations(rows, 2):
-                # a leaks less by NMI, yet its whole interval lies above b's
-                by_nmi = a["nmi"][attack_of(a, attacker)] < b["nmi"][attack_of(b, attacker)]
-                if by_nmi and a["exact_ci_bits"][0] > b["exact_ci_bits"][1]:
+                if not a["exact_ci_bits"][0] > b["exact_ci_bits"][1]:
+                    continue  # b is not certified to leak less than a
+                nmi_a, nmi_b = (r["nmi"][attack_of(r, attacker)] for r in (a, b))
+                if nmi_a > nmi_b:
+                    concordant += 1
+                elif nmi_a < nmi_b:
                     contradictions.append((defense_label(a), defense_label(b)))
+            pairs = concordant + len(contradictions)
             out.append(
                 {
                     "p": p,
                     "noise_std": s,
                     "attacker": attacker,
-                    "tau": tau,
+                    "tau": (concordant - len(contradictions)) / pairs if pairs else None,
+                    "pairs": pairs,
                     "contradictions": contradictions,
                 }
             )
@@ -161,7 +162,7 @@ def format_agreement(agreement: list[dict]) -> str:
         tau = "-" if a["tau"] is None else f"{a['tau']:+.2f}"
         pairs = "; ".join(f"{x} < {y} by NMI, > by bits" for x, y in a["contradictions"])
         lines.append(
-            f"p = {a['p']:g}, s = {a['noise_std']:g}, {a['attacker']}: Kendall tau {tau}"
-            + (f"; contradicted: {pairs}" if pairs else "")
+            f"p = {a['p']:g}, s = {a['noise_std']:g}, {a['attacker']}: tau {tau} over "
+            f"{a['pairs']} pairs certified apart" + (f"; contradicted: {pairs}" if pairs else "")
         )
     return "\n".join(lines)
