@@ -23,6 +23,7 @@ worlds at once (:func:`sims.releases.training.train_each`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -31,9 +32,9 @@ import torch
 from bounds.validation import check_int
 from sims.core.functional import check_batch
 from sims.fl.client import local_sgd
-from sims.fl.release import release_gram
+from sims.fl.release import release_gram, release_vectors
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches, secret_data
-from sims.releases.training import CHUNK, train_each
+from sims.releases.training import CHUNK, check_worlds_fit, train_each
 
 
 class FederatedRelease:
@@ -89,17 +90,21 @@ class FederatedRelease:
 
     def single_releases(self) -> np.ndarray:
         """``(M, k)`` float64: the kept coordinates of each candidate's round-1 upload when
-        it is the whole batch (``B = 1``)."""
-        trained = train_each(
-            self.setting,
-            self.setting.params,
-            self.images[:, None],
-            self.labels[:, None],
-            start_per_row=False,
-            data_per_row=True,
-            chunk=self.chunk,
-        )
-        return self.setting.kept_rows(trained).cpu().numpy()
+        it is the whole batch (``B = 1``). One step from a common start is ``w - lr g_i``,
+        so the kept coordinates come from the per-sample gradients alone
+        (:func:`sims.fl.release.release_vectors`), ``chunk`` candidates at a time: no
+        candidate's whole weights are held."""
+        setting = self.setting
+        return release_vectors(
+            setting.model,
+            setting.params,
+            setting.mask,
+            self.images,
+            self.labels,
+            lr=setting.lr,
+            gradient_at=setting.gradient_at,
+            chunk_size=self.chunk,
+        ).numpy()
 
     def single_gram(self) -> np.ndarray:
         """``(M, M)`` float64: the Gram matrix of the single releases translated by the kept
@@ -126,6 +131,9 @@ class FederatedRelease:
         """Per round ``t = 1..T``, the ``(N, k)`` float64 kept coordinates of the target's
         upload in every secret's world, row ``i`` for ``secrets()[i]``."""
         setting = self.setting
+        check_worlds_fit(
+            setting, math.comb(len(self.images), self.batch_size), func="FederatedRelease"
+        )
         x, y = secret_data(
             setting,
             self.images,

@@ -14,11 +14,35 @@ from collections.abc import Mapping
 import torch
 from torch.func import vmap
 
+from sims.core.memory import check_fits
 from sims.fl.client import local_sgd
 from sims.releases.setting import ClientSetting
 
-#: Rows (worlds) per vectorised call: bounds the activations and gradients held at once.
+#: Rows (worlds) per vectorised call, at most: bounds the activations and gradients held
+#: at once.
 CHUNK = 256
+#: Parameter values of the worlds of one vectorised call, at most (2**27 float64, 1 GiB per
+#: copy of the weights): a large model gets fewer worlds per call.
+CHUNK_VALUES = 1 << 27
+#: Copies of every world's weights that a computation world by world holds (its state, the
+#: step's gradient, the new state).
+WORLD_COPIES = 3
+
+
+def check_worlds_fit(setting: ClientSetting, worlds: int, *, func: str) -> None:
+    """ValueError naming the candidates when ``worlds`` float64 copies of the model's
+    weights, :data:`WORLD_COPIES` times, exceed the memory of the setting's device
+    (:func:`sims.core.memory.check_fits`)."""
+    weights = sum(t.numel() for t in setting.params.values())
+    check_fits(
+        f"The release of {func}: {worlds} secrets (C(M, B) for the candidates and batch "
+        f"size), one world of {weights:,} weights each,",
+        worlds * weights,
+        unit="float64 weights",
+        bytes_each=8,
+        copies=WORLD_COPIES,
+        device=setting.device,
+    )
 
 
 def train_each(
@@ -39,7 +63,8 @@ def train_each(
             one ``{name: shape}`` shared by every row.
         images, labels: ``(n, B, C, H, W)`` and ``(n, B)`` with ``data_per_row`` (row
             ``i`` trains on its own batch), else one ``(B, C, H, W)`` batch for every row.
-        chunk: rows per vectorised call, >= 1.
+        chunk: rows per vectorised call, >= 1 (fewer for a large model:
+            :data:`CHUNK_VALUES`).
 
     Returns:
         The trained weights of every row (float64 when the inputs are), on the inputs'
@@ -49,6 +74,10 @@ def train_each(
         raise ValueError("train_each needs a per-row start or per-row data (else n is unknown).")
     model, mask = setting.model, setting.mask
     steps, lr, at = setting.local_steps, setting.lr, setting.gradient_at
+    weights = sum(t.numel() for t in start.values()) // (
+        next(iter(start.values())).shape[0] if start_per_row else 1
+    )
+    chunk = min(chunk, max(1, CHUNK_VALUES // weights))
 
     def one(w, x, y):
         return local_sgd(model, w, mask, [(x, y)] * steps, lr=lr, gradient_at=at)

@@ -18,7 +18,6 @@ import torch
 
 from sims.defenses import FixedDefense, PriPruneDefense
 from sims.fl.client import client_update
-from sims.fl.release import release_vectors
 from sims.pruning.mask import Mask, prunable_names, random_mask
 from sims.pruning.schemes import derived_seed
 from sims.releases import (
@@ -86,7 +85,9 @@ def test_federated_uploads_equal_rounds_simulated_one_world_at_a_time(
         torch.testing.assert_close(fast[i], slow, rtol=1e-12, atol=1e-12)
 
 
-def test_one_step_single_releases_are_the_release_vectors(model64, params64, digits):
+def test_one_step_single_releases_are_the_first_uploads_of_the_worlds(model64, params64, digits):
+    """Two routes to one step: per-sample gradients at the common start (single_releases)
+    and one world per candidate trained by vmap(local_sgd) (uploads)."""
     mask = random_mask(params64, 0.9, seed=2)
     images, labels = digits.images[:6].double(), digits.labels[:6]
     release = FederatedRelease(ClientSetting(model64, params64, mask, lr=LR), images, labels)
@@ -96,8 +97,8 @@ def test_one_step_single_releases_are_the_release_vectors(model64, params64, dig
             ClientSetting(model64, params64, mask, lr=LR, local_steps=2), images, labels
         ).linear
     )
-    reference = release_vectors(model64, params64, mask, images, labels, lr=LR)
-    torch.testing.assert_close(torch.from_numpy(release.single_releases()), reference)
+    (first,) = release.uploads()
+    np.testing.assert_allclose(release.single_releases(), first, rtol=1e-12, atol=1e-14)
 
 
 def test_float32_weights_are_computed_in_float64(model, weights, digits):
@@ -351,3 +352,15 @@ def test_dp_upload_bracket_is_capped_by_the_dp_bound(model64, defended):
     cap = dp_sgd_bits_bound(1, 4.0, 1)
     assert value.method == "bracket" and value.ci_bits[1] <= cap < np.log2(6)
     assert 0 <= value.ci_bits[0] <= value.bracket_bits[0] <= value.bracket_bits[1] <= cap
+
+
+def test_worlds_that_cannot_fit_are_refused_before_training(model64, params64, digits, monkeypatch):
+    from sims.core import memory
+
+    monkeypatch.setattr(memory, "device_memory_bytes", lambda device: 1 << 20)  # 1 MiB
+    setting = ClientSetting(model64, params64, random_mask(params64, 0.5, seed=0), lr=LR)
+    release = FederatedRelease(setting, digits.images[:8], digits.labels[:8], rounds=2)
+    with pytest.raises(ValueError, match=r"The release of FederatedRelease: 8 secrets"):
+        next(release.uploads())
+    with pytest.raises(ValueError, match=r"The release of FixedDefenseRelease: 8 secrets"):
+        FixedDefenseRelease(setting, digits.images[:8], digits.labels[:8], FixedDefense("random"))
