@@ -43,6 +43,9 @@ from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.training import CHUNK, check_worlds_fit, train_each
 from sims.releases.value import LeakageValue
 
+#: Monte Carlo draws whose uploads are held at once (each ``k`` values and flags).
+DRAW_CHUNK = 256
+
 
 class FixedDefenseRelease:
     """The target's one defended upload (module docstring).
@@ -142,23 +145,25 @@ class FixedDefenseRelease:
         n = check_int("samples", samples, func=func, low=2)
         generator = torch.Generator().manual_seed(derived_seed(seed, 0))
         truth = torch.randint(self.secrets, (n,), generator=generator)
-        observed, shared = zip(
-            *(
-                self.upload(int(x), torch.Generator().manual_seed(derived_seed(seed, 1, d)))
-                for d, x in enumerate(truth)
-            ),
-            strict=True,
-        )
-        observed, shared = torch.stack(observed), torch.stack(shared)
-        noise = torch.randn(observed.shape, generator=generator, dtype=torch.float64)
-        observed = observed + s * noise.to(observed.device) * shared
-        possible = consistent_withheld(self.forced, shared)
-        if s == 0:
-            likely = shared_matches(observed, shared, self.table) & possible
-            scores = torch.where(likely, 0.0, -torch.inf)
-        else:
-            scores = shared_log_likelihoods(observed, shared, self.table, s)
-            scores = torch.where(possible, scores, -torch.inf)
+        scores = []
+        for lo in range(0, n, DRAW_CHUNK):  # memory: DRAW_CHUNK x k values at a time
+            draws = range(lo, min(n, lo + DRAW_CHUNK))
+            uploads = [
+                self.upload(int(truth[d]), torch.Generator().manual_seed(derived_seed(seed, 1, d)))
+                for d in draws
+            ]
+            observed = torch.stack([values for values, _ in uploads])
+            shared = torch.stack([flags for _, flags in uploads])
+            noise = torch.randn(observed.shape, generator=generator, dtype=torch.float64)
+            observed = observed + s * noise.to(observed.device) * shared
+            possible = consistent_withheld(self.forced, shared)
+            if s == 0:
+                likely = shared_matches(observed, shared, self.table) & possible
+                scores.append(torch.where(likely, 0.0, -torch.inf))
+            else:
+                chunk = shared_log_likelihoods(observed, shared, self.table, s)
+                scores.append(torch.where(possible, chunk, -torch.inf))
+        scores = torch.cat(scores)
         result = bounds_leakage.posterior_leakage(
             scores.cpu().numpy(), truth.numpy(), confidence=confidence
         )
