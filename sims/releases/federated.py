@@ -94,25 +94,20 @@ class FederatedRelease:
         so the kept coordinates come from the per-sample gradients alone
         (:func:`sims.fl.release.release_vectors`), ``chunk`` candidates at a time: no
         candidate's whole weights are held."""
-        setting = self.setting
-        return release_vectors(
-            setting.model,
-            setting.params,
-            setting.mask,
-            self.images,
-            self.labels,
-            lr=setting.lr,
-            gradient_at=setting.gradient_at,
-            chunk_size=self.chunk,
-        ).numpy()
+        return self._single(release_vectors)
 
     def single_gram(self) -> np.ndarray:
         """``(M, M)`` float64: the Gram matrix of the single releases translated by the kept
         weights (:func:`sims.fl.release.release_gram`), for models whose ``(M, k)`` single
         releases are too large to hold: their geometry is all the leakage needs
         (:mod:`sims.releases.geometry`)."""
+        return self._single(release_gram)
+
+    def _single(self, compute) -> np.ndarray:
+        """``compute`` (:func:`sims.fl.release.release_vectors` or ``release_gram``) on the
+        candidates, one step from the setting's weights."""
         setting = self.setting
-        return release_gram(
+        return compute(
             setting.model,
             setting.params,
             setting.mask,
