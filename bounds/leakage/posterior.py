@@ -36,9 +36,9 @@ The secret :math:`X` is uniform on the :math:`M` candidates; :math:`U` is indepe
   :math:`-\log_2(1-\epsilon)` bits. The floor sets the range of the terms, and with it the
   width of their interval (the empirical Bernstein interval's range term is of order
   :math:`R/D` for ``D`` draws), so the default :math:`\epsilon = \min(1/4, 5/D)`
-  (fixed before the draws) balances the two costs. With the exact :math:`\log p(y\mid x)` as critic the
-  bound is attained up to that cost: it is InfoNCE with the exact conditional density
-  over the whole candidate set.
+  (fixed before the draws) balances the two costs. With the exact
+  :math:`\log p(y\mid x)` as critic the bound is attained up to that cost: it is InfoNCE
+  with the exact conditional density over the whole candidate set.
 
 The Bayes-optimal success (MAP attacker) is bracketed the same way: above by
 :math:`\mathbb E\max_x\pi^U_x`, the success of an attacker who also sees :math:`U`; below
