@@ -51,14 +51,16 @@ def register(subparsers) -> None:
         "leakage",
         help="exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
         description=(
-            "For each pruning rate p and Gaussian noise s on the kept coordinates of one "
-            "FedSGD update of the demo's model (on the digits by default), compute the "
-            "exact leakage I(X; Y) "
-            "of a target batch drawn uniformly from M candidates (B of them), the ceiling, "
-            "the Gaussian-channel bound, the DP bound on identification success, "
-            "PriPrune's Theorem 1 (published, corrected) with its status and against the "
-            "sample size behind it, and Fano lower bounds from SGI and GI. Resumable: "
-            "(p, noise) already "
+            "For each pruning rate p and Gaussian noise s on every value the server sees, "
+            "compute the exact leakage I(X; Y) in bits of a target batch drawn uniformly "
+            "from M candidates (B of them) through a pruned FL release: one FedSGD update "
+            "by default, or the target's uploads over --rounds rounds of --local-steps "
+            "steps, one round under a --defense, or one round of DP-SGD (--dp-noise); each "
+            "value names its method (exact, Monte Carlo, certified bracket). Beside it: "
+            "the ceiling, the Gaussian-channel bound and the DP bound on identification "
+            "success where they hold, PriPrune's Theorem 1 / Corollary 1 (published, "
+            "corrected) with its status, and the attacks' success, Fano bounds, NMI with "
+            "its chance level and PSNR. Resumable: (p, noise) already "
             f"in --out's {RESULTS_NAME} are read back."
         ),
     )
@@ -89,8 +91,8 @@ def register(subparsers) -> None:
         nargs="+",
         default=list(defaults.noise_stds),
         metavar="S",
-        help="standard deviations of the Gaussian noise on the kept coordinates, in the "
-        "units of the weights (0: plain FedSGD)",
+        help="standard deviations of the Gaussian noise on every value the server sees, in "
+        "the units of the weights (0: plain FL)",
     )
     parser.add_argument(
         "--batch-size",
@@ -103,7 +105,8 @@ def register(subparsers) -> None:
         "--candidates",
         type=positive_int,
         metavar="M",
-        help="candidate images, at least 2 (default: the whole data set, 1797 digits)",
+        help="candidate images, at least 2 (default: the whole data set, 1797 digits; at "
+        "most 256 for a release other than one FedSGD step)",
     )
     release = parser.add_argument_group("release mechanism (default: one FedSGD step)")
     release.add_argument(
@@ -206,7 +209,8 @@ def register(subparsers) -> None:
         "--attack-targets",
         type=positive_int,
         default=defaults.attack_targets,
-        help="targets attacked per (p, noise) by SGI and GI",
+        help="targets attacked per (p, noise) by SGI and GI (with a defense: SGI and the "
+        "defense-aware SGI)",
     )
     parser.add_argument(
         "--iterations",
