@@ -34,26 +34,45 @@ class ReleaseGeometry:
     def __init__(self, n: int):
         self.gram = np.zeros((n, n))
         self.groups = np.zeros(n, dtype=np.int64)
-        self.blocks = 0
+        self._factor: np.ndarray | None = None
 
-    def add(self, rows: np.ndarray) -> None:
-        """Append the coordinates ``rows`` (``(n, k)`` float64) to every release vector."""
+    @classmethod
+    def of_rows(cls, rows: np.ndarray) -> ReleaseGeometry:
+        """The geometry of the ``(n, k)`` float64 release vectors ``rows``: their centred
+        Gram matrix (in blocks of columns) and their classes of equal rows."""
         n, k = rows.shape
-        if n != len(self.groups):
-            raise ValueError(
-                f"The 'rows' parameter of ReleaseGeometry.add must have {len(self.groups)} "
-                f"rows. Got {n} instead."
-            )
+        geometry = cls(n)
         width = max(1, _BLOCK_VALUES // max(n, 1))
         for lo in range(0, k, width):
             block = rows[:, lo : lo + width]
             centred = block - block.mean(axis=0)
-            self.gram += centred @ centred.T
+            geometry.gram += centred @ centred.T
         if k:
-            classes = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-            pairs = np.stack([self.groups, classes], axis=1)
-            self.groups = np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1)
-        self.blocks += 1
+            geometry.groups = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+        return geometry
+
+    def combine(self, other: ReleaseGeometry) -> None:
+        """Append ``other``'s coordinates to every release vector: the Gram matrices add
+        and two releases stay equal only if they are equal in both."""
+        if len(other.groups) != len(self.groups):
+            raise ValueError(
+                f"The 'other' parameter of ReleaseGeometry.combine must have "
+                f"{len(self.groups)} rows. Got {len(other.groups)} instead."
+            )
+        self.gram = self.gram + other.gram
+        pairs = np.stack([self.groups, other.groups], axis=1)
+        self.groups = np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1)
+        self._factor = None
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append the coordinates ``rows`` (``(n, k)`` float64) to every release vector."""
+        self.combine(ReleaseGeometry.of_rows(rows))
+
+    def copy(self) -> ReleaseGeometry:
+        """An independent copy (the releases so far)."""
+        other = ReleaseGeometry(len(self.groups))
+        other.gram, other.groups, other._factor = self.gram.copy(), self.groups.copy(), self._factor
+        return other
 
     def leakage(
         self, noise_std: float, *, samples: int, confidence: float, seed: int
@@ -83,5 +102,8 @@ class ReleaseGeometry:
     def factor(self) -> np.ndarray:
         """An ``(n, rank)`` matrix whose rows have the releases' pairwise distances
         (:func:`bounds.leakage.releases_from_gram`): the releases for every bound that,
-        like the leakage, depends on their geometry only (Gaussian channel, sensitivity)."""
-        return leakage.releases_from_gram(self.gram)
+        like the leakage, depends on their geometry only (Gaussian channel, sensitivity).
+        Computed once per state of the geometry (one eigendecomposition)."""
+        if self._factor is None:
+            self._factor = leakage.releases_from_gram(self.gram)
+        return self._factor

@@ -150,20 +150,13 @@ def _round_geometries(world: World, state: RoundState) -> dict:
         for t, rows in enumerate(mechanism.uploads(), start=1):
             if t == 1:
                 cache["first"] = torch.from_numpy(rows)
-            single = ReleaseGeometry(n)
-            single.add(rows)
+            single = ReleaseGeometry.of_rows(rows)  # each round's Gram once, for both
             alone.append(single)
-            total.add(rows)
+            total.combine(single)
             if t in counts:
-                upto[t] = (total.gram.copy(), total.groups.copy())
+                upto[t] = total.copy()
         cache["rounds"] = (alone, upto)
     return cache["rounds"]
-
-
-def _geometry(gram: np.ndarray, groups: np.ndarray) -> ReleaseGeometry:
-    geometry = ReleaseGeometry(len(groups))
-    geometry.gram, geometry.groups = gram, groups
-    return geometry
 
 
 def _secret_rows(world: World) -> list[int]:
@@ -188,7 +181,7 @@ def _rounds(world: World, state: RoundState, p: float, s: float) -> tuple[dict, 
     ]
     by_rounds = []
     for t in config.round_counts():
-        geometry = _geometry(*upto[t])
+        geometry = upto[t]
         value = geometry.leakage(s, seed=seed_of(config.seed, p, s, "exact", t), **options)
         factor = geometry.factor() if s > 0 else None
         sensitivity = None if factor is None else leakage.max_pairwise_distance(factor)
