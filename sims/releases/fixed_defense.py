@@ -38,7 +38,7 @@ from bounds.validation import check_int, check_real
 from sims.defenses import FixedDefense, defense_mask
 from sims.pruning.mask import prunable_names
 from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import consistent_withheld, shared_log_likelihoods, shared_matches
+from sims.releases.likelihood import consistent_withheld, observation_log_likelihoods
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.training import CHUNK, check_worlds_fit, train_each
 from sims.releases.value import LeakageValue
@@ -157,12 +157,8 @@ class FixedDefenseRelease:
             noise = torch.randn(observed.shape, generator=generator, dtype=torch.float64)
             observed = observed + s * noise.to(observed.device) * shared
             possible = consistent_withheld(self.forced, shared)
-            if s == 0:
-                likely = shared_matches(observed, shared, self.table) & possible
-                scores.append(torch.where(likely, 0.0, -torch.inf))
-            else:
-                chunk = shared_log_likelihoods(observed, shared, self.table, s)
-                scores.append(torch.where(possible, chunk, -torch.inf))
+            chunk = observation_log_likelihoods(observed, shared, self.table, s)
+            scores.append(torch.where(possible, chunk, -torch.inf))
         scores = torch.cat(scores)
         result = bounds_leakage.posterior_leakage(
             scores.cpu().numpy(), truth.numpy(), confidence=confidence

@@ -38,7 +38,7 @@ import torch
 from bounds import leakage as bounds_leakage
 from bounds.validation import check_int, check_real
 from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import shared_log_likelihoods, shared_matches
+from sims.releases.likelihood import observation_log_likelihoods, shared_log_likelihoods
 from sims.releases.value import LeakageValue
 
 #: Draws of the hidden randomness behind the lower bound's critic.
@@ -85,10 +85,7 @@ def hidden_randomness_leakage(
         noise = torch.randn(seen.shape, generator=generator, dtype=torch.float64)
         y = torch.where(seen, table[x] + s * noise.to(seen.device), 0.0)[None]
         same_mask = (shared == seen).all(dim=1)
-        if s == 0:
-            exact = torch.where(shared_matches(y, seen[None], table)[0], 0.0, -torch.inf)
-        else:
-            exact = shared_log_likelihoods(y, seen[None], table, s)[0]
+        exact = observation_log_likelihoods(y, seen[None], table, s)[0]
         upper.append(torch.where(same_mask, exact, -torch.inf))
         scores.append(scorer.scores(y, seen))
     result = bounds_leakage.posterior_bracket(
@@ -157,11 +154,7 @@ class _Critic:
         repeats exactly."""
         terms, masks = [], []
         for table, shared in self.critic:
-            if self.width == 0:
-                match = shared_matches(y, seen[None], table)[0]
-                terms.append(torch.where(match, 0.0, -torch.inf))
-            else:
-                terms.append(shared_log_likelihoods(y, seen[None], table, self.width)[0])
+            terms.append(observation_log_likelihoods(y, seen[None], table, self.width)[0])
             masks.append((shared == seen).all(dim=1))
         terms, masks = torch.stack(terms), torch.stack(masks)
         if masks.any():

@@ -50,6 +50,18 @@ def shared_matches(
     )
 
 
+def observation_log_likelihoods(
+    observed: torch.Tensor, shared: torch.Tensor, table: torch.Tensor, noise_std: float
+) -> torch.Tensor:
+    r"""``(D, N)``: :math:`\log p(y_d\mid x)` up to a row constant for noise ``s >= 0``:
+    :func:`shared_log_likelihoods` for ``s > 0``, and for ``s = 0`` the point mass (0 where
+    the release matches the observation on its sent coordinates, :func:`shared_matches`,
+    ``-inf`` elsewhere)."""
+    if noise_std == 0:
+        return torch.where(shared_matches(observed, shared, table), 0.0, -torch.inf)
+    return shared_log_likelihoods(observed, shared, table, noise_std)
+
+
 def consistent_withheld(forced: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:
     """``(D, N)`` bool: whether secret ``x``'s forced withheld set ``forced[x]`` (``(N, k)``
     bool) lies outside observation ``d``'s shared coordinates, i.e. could have produced
