@@ -133,12 +133,21 @@ def privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
     return out
 
 
-def mix_weights(
-    w: Params, alpha: Params, tilde: Params, noise: Params, temperature: float
+def mixed_point(
+    w: Params,
+    alpha: Params,
+    tilde: Params,
+    noise: Params,
+    mask: Mask,
+    *,
+    temperature: float,
+    gradient_at: str,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    r"""Lines 5-6 of Algorithm 3: ``w_in = m ⊙ w + (1 - m) ⊙ w_tilde`` with the hard
+    r"""Lines 5-7 of Algorithm 3: the point ``v`` where the step's gradient is taken, and
+    ``d w_in / d alpha``. Line 6 combines ``w_in = m ⊙ w + (1 - m) ⊙ w_tilde`` with the hard
     straight-through sample ``m`` (:func:`gumbel_share_mask`) on each prunable name of
-    ``alpha`` (other names pass through), and ``d w_in / d alpha`` through the soft sample:
+    ``alpha`` (other names pass through); line 7 takes ``v = m_base ⊙ w_in`` with
+    ``gradient_at="masked"``, else ``v = w_in``. Through the soft sample,
 
     .. math::
 
@@ -153,7 +162,7 @@ def mix_weights(
         w_in[n] = hard * w[n] + (1 - hard) * tilde[n]
         d_logit = -(1 / alpha[n] + 1 / (1 - alpha[n]))
         slope[n] = (w[n] - tilde[n]) * soft * (1 - soft) / temperature * d_logit
-    return w_in, slope
+    return (mask.apply(w_in) if gradient_at == "masked" else w_in), slope
 
 
 def priprune_update(
@@ -169,16 +178,12 @@ def priprune_update(
     lambda_pri: float,
     lambda_sha: float,
     gradient_at: str,
-    temperature: float = 1.0,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """Lines 9-10 of Algorithm 3 from the gradient ``g = grad_v L_acc`` at ``v``: the
     weight step ``m ⊙ (v - lr lambda_acc g_w)`` and the clamped alpha step, whose
-    ``L_acc`` part is ``g_w ⊙ d w_in / d alpha`` (``slope`` of :func:`mix_weights`; ``g_w``
+    ``L_acc`` part is ``g_w ⊙ d w_in / d alpha`` (``slope`` of :func:`mixed_point`; ``g_w``
     the gradient with respect to ``w_in``, ``m ⊙ g`` with ``gradient_at="masked"``) and
-    whose eq. (17) part uses the weights of :func:`privacy_weights` on ``g_w``.
-    ``temperature`` is accepted (and unused) so that one set of options serves
-    :func:`priprune_step` and this function."""
-    del temperature
+    whose eq. (17) part uses the weights of :func:`privacy_weights` on ``g_w``."""
     names = list(alpha)
     g_w = mask.apply(g) if gradient_at == "masked" else g
     c = privacy_weights({n: g_w[n] for n in names})
@@ -203,14 +208,16 @@ def priprune_step(
     images: torch.Tensor,
     labels: torch.Tensor,
     mask: Mask,
+    *,
+    temperature: float,
     **options,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], dict[str, torch.Tensor], torch.Tensor]:
     """One local step of Algorithm 3 (lines 5-10, module docstring) as a pure function.
 
     ``alpha``, ``tilde`` and ``noise`` (the ``(2, *shape)`` Gumbel draws of eq. 18) hold
-    one tensor per prunable name of ``w``: :func:`mix_weights` (lines 5-6), ``v`` (line 7,
-    ``m ⊙ w_in`` with ``gradient_at="masked"``), the gradient of ``L_acc`` at ``v``, and
-    :func:`priprune_update` (lines 9-10). ``options``: those of :func:`priprune_update`
+    one tensor per prunable name of ``w``: :func:`mixed_point` (lines 5-7, with eq. (18)'s
+    ``temperature``), the gradient of ``L_acc`` at ``v``, and :func:`priprune_update`
+    (lines 9-10). ``options``: those of :func:`priprune_update`
     (:meth:`PriPruneDefense.step_options`). Written with ``torch.func`` only, so it runs
     under ``vmap`` (one candidate batch per row, :mod:`sims.releases.priprune`) and in
     :meth:`PriPruneDefense.local_update`.
@@ -219,8 +226,9 @@ def priprune_step(
         ``(w_next, alpha_next, g, loss)``: the stepped weights, alpha after the clamped
         step, the dense gradient ``grad_v L_acc`` and the loss ``L_acc`` at ``v``.
     """
-    w_in, slope = mix_weights(w, alpha, tilde, noise, options["temperature"])
-    v = mask.apply(w_in) if options["gradient_at"] == "masked" else w_in
+    v, slope = mixed_point(
+        w, alpha, tilde, noise, mask, temperature=temperature, gradient_at=options["gradient_at"]
+    )
     g, loss = grad_and_value(batch_loss, argnums=1)(model, v, images, labels)
     w_next, alpha_next = priprune_update(v, g, alpha, slope, mask, **options)
     return w_next, alpha_next, g, loss
@@ -305,14 +313,14 @@ class PriPruneDefense(Defense):
         return {n: saved[n][1].to(start[n].device) for n in names}
 
     def step_options(self, lr: float, gradient_at: str) -> dict:
-        """The keyword options of :func:`priprune_step` for this defense and client ``lr``."""
+        """The keyword options of :func:`priprune_update` for this defense and client ``lr``
+        (:func:`priprune_step` takes them and eq. (18)'s ``temperature``)."""
         return {
             "lr": lr,
             "alpha_lr": lr if self.alpha_lr is None else self.alpha_lr,
             "lambda_acc": self.lambda_acc,
             "lambda_pri": self.lambda_pri,
             "lambda_sha": self.lambda_sha,
-            "temperature": self.temperature,
             "gradient_at": gradient_at,
         }
 
@@ -344,7 +352,16 @@ class PriPruneDefense(Defense):
         for images, labels in batches:
             noise = {n: self.draw_noise(tuple(w[n].shape), generator, device) for n in names}
             w, new_alpha, g, loss = priprune_step(
-                model, w, alpha, tilde, noise, images, labels, mask, **options
+                model,
+                w,
+                alpha,
+                tilde,
+                noise,
+                images,
+                labels,
+                mask,
+                temperature=self.temperature,
+                **options,
             )
             alpha.update(new_alpha)
             if on_gradient is not None:

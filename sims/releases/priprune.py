@@ -24,7 +24,7 @@ from torch.func import grad, vmap
 from bounds.validation import check_int
 from sims.core.functional import batch_loss
 from sims.defenses import PriPruneDefense
-from sims.defenses.adaptive import mix_weights, priprune_step, priprune_update
+from sims.defenses.adaptive import mixed_point, priprune_step, priprune_update
 from sims.pruning.mask import prunable_names
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
@@ -100,6 +100,7 @@ class PriPruneRelease:
         device = setting.device
         generator = torch.Generator(device=device).manual_seed(seed)
         mask, model, tilde = setting.mask, setting.model, self.tilde
+        temperature = defense.temperature
 
         def noise():
             return {
@@ -111,15 +112,23 @@ class PriPruneRelease:
             return priprune_update(v, g, alpha, slope, mask, **options)
 
         def step(w, alpha, draws, x, y):
-            return priprune_step(model, w, alpha, tilde, draws, x, y, mask, **options)[:2]
+            out = priprune_step(
+                model, w, alpha, tilde, draws, x, y, mask, temperature=temperature, **options
+            )
+            return out[:2]
 
         # step 1 starts every secret from the same weights and alpha: the mix, and the
         # point v where the gradients are taken, are common (one computation); only the
         # gradients and what follows from them are per secret
-        w_in, slope = mix_weights(
-            setting.params, self.alpha, tilde, noise(), options["temperature"]
+        v, slope = mixed_point(
+            setting.params,
+            self.alpha,
+            tilde,
+            noise(),
+            mask,
+            temperature=temperature,
+            gradient_at=setting.gradient_at,
         )
-        v = mask.apply(w_in) if setting.gradient_at == "masked" else w_in
         g = vmap(grad(batch_loss, argnums=1), in_dims=(None, None, 0, 0))(
             model, v, self.images, self.labels
         )
