@@ -38,7 +38,6 @@ from bounds.validation import check_int, check_real
 from sims.core.functional import batch_loss
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.training import check_worlds_fit
 from sims.releases.value import LeakageValue
 
 #: Opacus' stabiliser of the per-example clip factor ``C / (||g|| + 1e-6)``.
@@ -105,7 +104,6 @@ class DPUploadRelease:
         self.images, self.labels = secret_data(
             setting, images, labels, batch_size, max_secrets=max_secrets, func=func
         )
-        check_worlds_fit(setting, len(self.images), func=func)
         self.batch_size = self.images.shape[1]
 
     @property

@@ -23,7 +23,6 @@ worlds at once (:func:`sims.releases.training.train_each`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -34,7 +33,7 @@ from sims.core.functional import check_batch
 from sims.fl.client import local_sgd
 from sims.fl.release import release_gram, release_vectors
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches, secret_data
-from sims.releases.training import CHUNK, check_worlds_fit, train_each
+from sims.releases.training import CHUNK, train_each
 
 
 class FederatedRelease:
@@ -126,9 +125,6 @@ class FederatedRelease:
         """Per round ``t = 1..T``, the ``(N, k)`` float64 kept coordinates of the target's
         upload in every secret's world, row ``i`` for ``secrets()[i]``."""
         setting = self.setting
-        check_worlds_fit(
-            setting, math.comb(len(self.images), self.batch_size), func="FederatedRelease"
-        )
         x, y = secret_data(
             setting,
             self.images,

@@ -40,7 +40,7 @@ from sims.pruning.mask import prunable_names
 from sims.pruning.schemes import derived_seed
 from sims.releases.likelihood import consistent_withheld, observation_log_likelihoods
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.training import CHUNK, check_worlds_fit, train_each
+from sims.releases.training import CHUNK, train_each
 from sims.releases.value import LeakageValue
 
 #: Monte Carlo draws whose uploads are held at once (each ``k`` values and flags).
@@ -82,7 +82,6 @@ class FixedDefenseRelease:
             )
         self.setting, self.defense = setting, defense
         x, y = secret_data(setting, images, labels, batch_size, max_secrets=max_secrets, func=func)
-        check_worlds_fit(setting, len(x), func=func)
         self.trained = train_each(
             setting, setting.params, x, y, start_per_row=False, data_per_row=True, chunk=chunk
         )

@@ -28,7 +28,6 @@ from sims.defenses.adaptive import mixed_point, priprune_step, priprune_update
 from sims.pruning.mask import prunable_names
 from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.training import check_worlds_fit
 from sims.releases.value import LeakageValue
 
 
@@ -73,7 +72,6 @@ class PriPruneRelease:
         self.images, self.labels = secret_data(
             setting, images, labels, batch_size, max_secrets=max_secrets, func=func
         )
-        check_worlds_fit(setting, len(self.images), func=func)
         start = setting.params
         alpha = defense.alpha.get(client_id)
         self.alpha = {

@@ -7,8 +7,7 @@ for privacy, and the setting of PriPrune's analysis): the architecture, the broa
 weights, the base mask, the learning rate, the number of local steps and where the
 gradient is taken. :class:`ClientSetting` holds these, in float64: the exact leakage
 decides which releases are equal, and float32 rounding merges releases that differ by
-less than its resolution (at ``p = 0.99`` on the digits, float32 releases of 1,797
-candidates lose 0.05 bits to such merges).
+less than its resolution.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from torch import nn
 
 from bounds.validation import check_choice, check_int
 from sims.core.functional import check_batch, check_lr
+from sims.core.memory import check_fits
 from sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
@@ -117,8 +117,31 @@ def secret_data(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Every secret's batch, ``(N, B, C, H, W)`` float64 images and ``(N, B)`` labels on the
     setting's device (:func:`secret_batches` order), after checking the ``M`` candidates
-    against the model and ``batch_size`` against ``[1, M]``; ``func`` names the caller."""
+    against the model, ``batch_size`` against ``[1, M]`` and that the ``N`` worlds fit
+    (:func:`check_worlds_fit`); ``func`` names the caller."""
     check_batch(setting.model, images, labels, func=func)
     b = check_int("batch_size", batch_size, func=func, low=1, high=len(images))
     index = secret_batches(len(images), b, max_secrets=max_secrets).to(setting.device)
+    check_worlds_fit(setting, len(index), func=func)
     return images.to(setting.device, torch.float64)[index], labels.to(setting.device)[index]
+
+
+#: Copies of every world's weights that a computation world by world holds (its state, the
+#: step's gradient, the new state).
+WORLD_COPIES = 3
+
+
+def check_worlds_fit(setting: ClientSetting, worlds: int, *, func: str) -> None:
+    """ValueError naming the candidates when ``worlds`` float64 copies of the model's
+    weights, :data:`WORLD_COPIES` times, exceed the memory of the setting's device
+    (:func:`sims.core.memory.check_fits`)."""
+    weights = sum(t.numel() for t in setting.params.values())
+    check_fits(
+        f"The release of {func}: {worlds} secrets (C(M, B) for the candidates and batch "
+        f"size), one world of {weights:,} weights each,",
+        worlds * weights,
+        unit="float64 weights",
+        bytes_each=8,
+        copies=WORLD_COPIES,
+        device=setting.device,
+    )

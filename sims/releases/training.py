@@ -14,7 +14,6 @@ from collections.abc import Mapping
 import torch
 from torch.func import vmap
 
-from sims.core.memory import check_fits
 from sims.fl.client import local_sgd
 from sims.releases.setting import ClientSetting
 
@@ -24,25 +23,6 @@ CHUNK = 256
 #: Parameter values of the worlds of one vectorised call, at most (2**27 float64, 1 GiB per
 #: copy of the weights): a large model gets fewer worlds per call.
 CHUNK_VALUES = 1 << 27
-#: Copies of every world's weights that a computation world by world holds (its state, the
-#: step's gradient, the new state).
-WORLD_COPIES = 3
-
-
-def check_worlds_fit(setting: ClientSetting, worlds: int, *, func: str) -> None:
-    """ValueError naming the candidates when ``worlds`` float64 copies of the model's
-    weights, :data:`WORLD_COPIES` times, exceed the memory of the setting's device
-    (:func:`sims.core.memory.check_fits`)."""
-    weights = sum(t.numel() for t in setting.params.values())
-    check_fits(
-        f"The release of {func}: {worlds} secrets (C(M, B) for the candidates and batch "
-        f"size), one world of {weights:,} weights each,",
-        worlds * weights,
-        unit="float64 weights",
-        bytes_each=8,
-        copies=WORLD_COPIES,
-        device=setting.device,
-    )
 
 
 def train_each(

@@ -360,7 +360,7 @@ def test_worlds_that_cannot_fit_are_refused_before_training(model64, params64, d
     monkeypatch.setattr(memory, "device_memory_bytes", lambda device: 1 << 20)  # 1 MiB
     setting = ClientSetting(model64, params64, random_mask(params64, 0.5, seed=0), lr=LR)
     release = FederatedRelease(setting, digits.images[:8], digits.labels[:8], rounds=2)
-    with pytest.raises(ValueError, match=r"The release of FederatedRelease: 8 secrets"):
+    with pytest.raises(ValueError, match=r"The release of FederatedRelease.uploads: 8 secrets"):
         next(release.uploads())
     with pytest.raises(ValueError, match=r"The release of FixedDefenseRelease: 8 secrets"):
         FixedDefenseRelease(setting, digits.images[:8], digits.labels[:8], FixedDefense("random"))
