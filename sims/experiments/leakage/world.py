@@ -125,7 +125,6 @@ class World:
             DefenseAwareObserver(pseudo=config.defense.pseudo) if defense is not None else None
         )
         broadcast = dict(self.params)
-        test_x, test_y = self.test.images.to(self.device), self.test.labels.to(self.device)
         if config.warmup_rounds:
             history = run_federated(
                 self.model,
@@ -151,7 +150,8 @@ class World:
             broadcast, mask = dict(history.params), history.mask
             accuracy = history.accuracy[-1]
         else:
-            accuracy = evaluate(self.model, broadcast, test_x, test_y)[0]
+            test = self.test.images.to(self.device), self.test.labels.to(self.device)
+            accuracy = evaluate(self.model, broadcast, *test)[0]
         start = broadcast if defense is None else defense.start(0, broadcast)
         setting = ClientSetting(
             self.model, start, mask, lr=config.client_lr, local_steps=config.local_steps
