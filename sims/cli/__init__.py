@@ -31,6 +31,7 @@ import traceback
 from pathlib import Path
 
 from sims.cli.arguments import nonnegative_int
+from sims.cli.options import name_options
 from sims.core.outputs import OUTPUT_ROOT
 from sims.core.runtime import cpu_tuning
 
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
     except (ValueError, OSError) as err:
         if args.debug:
             raise
-        parser.exit(2, f"{prog}: error: {_one_line(err)}\n")
+        parser.exit(2, f"{prog}: error: {name_options(_one_line(err), args)}\n")
     except Exception:
         if args.debug:
             raise

@@ -24,6 +24,7 @@ from sims.cli.arguments import (
     nonnegative_int,
     positive_int,
 )
+from sims.cli.options import declare_options
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -229,6 +230,8 @@ def register(subparsers) -> None:
     )
     group.add_argument("--no-estimates", action="store_true", help="skip the estimator part")
     parser.add_argument("--no-figure", action="store_true", help="skip writing the figures")
+    # the demo's leakage part is a LeakageConfig of the demo's noise levels
+    declare_options(parser, {"DemoConfig": OPTIONS, "LeakageConfig": {"noise": "noise_stds"}})
     parser.set_defaults(func=run)
 
 

@@ -21,6 +21,7 @@ from sims.cli.arguments import (
     positive_float,
     positive_int,
 )
+from sims.cli.options import declare_options
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -40,6 +41,45 @@ from sims.plots.leakage import leakage_reconstruction_rows, plot_leakage_bits
 from sims.plots.reconstructions import plot_reconstruction_grid
 
 RESULTS_NAME = "leakage.jsonl"
+
+#: Command-line destination -> LeakageConfig field, for every option of the configuration.
+OPTIONS = {
+    "dataset": "dataset",
+    "data_dir": "data_dir",
+    "model": "model",
+    "rounds": "rounds",
+    "local_steps": "local_steps",
+    "other_clients": "other_clients",
+    "warmup_rounds": "warmup_rounds",
+    "warmup_batch_size": "warmup_batch_size",
+    "dp_noise": "dp_noise_multiplier",
+    "dp_clip": "dp_clip",
+    "randomness_draws": "randomness_draws",
+    "rates": "rates",
+    "noise": "noise_stds",
+    "batch_size": "batch_size",
+    "candidates": "candidates",
+    "samples": "samples",
+    "attack_targets": "attack_targets",
+    "iterations": "attack_iterations",
+    "stats_samples": "stats_samples",
+    "theorem1_samples": "theorem1_sample_sizes",
+    "estimate_draws": "estimate_draws",
+    "estimate_steps": "estimate_steps",
+    "lr": "client_lr",
+    "seed": "seed",
+    "device": "device",
+}
+#: Command-line destination -> DefenseSpec field.
+DEFENSE_OPTIONS = {
+    "defense": "name",
+    "pseudo": "pseudo",
+    "defense_rate": "rate",
+    "lambda_acc": "lambda_acc",
+    "lambda_pri": "lambda_pri",
+    "lambda_sha": "lambda_sha",
+    "alpha_lr": "alpha_lr",
+}
 FIGURE_NAME = "leakage_bits"
 GRID_NAME = "leakage_reconstructions"
 
@@ -262,20 +302,18 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--no-figure", action="store_true", help=f"skip writing {FIGURE_NAME}.{{png,pdf}}"
     )
+    declare_options(parser, {"LeakageConfig": OPTIONS, "DefenseSpec": DEFENSE_OPTIONS})
     parser.set_defaults(func=run)
 
 
 def _defense_from_args(args) -> DefenseSpec:
     """The defense's configuration: the options given, the rest at their defaults (a
     value the chosen defense does not read is refused by :class:`DefenseSpec`)."""
-    given = {
-        "rate": args.defense_rate,
-        "lambda_acc": args.lambda_acc,
-        "lambda_pri": args.lambda_pri,
-        "lambda_sha": args.lambda_sha,
-        "alpha_lr": args.alpha_lr,
+    options = {
+        field: value
+        for dest, field in DEFENSE_OPTIONS.items()
+        if (value := getattr(args, dest)) is not None and field not in ("name", "pseudo")
     }
-    options = {name: value for name, value in given.items() if value is not None}
     if args.defense == "none" and args.pseudo:
         raise ValueError("--pseudo needs a --defense (largest, random, mix or priprune).")
     if args.defense != "none":
@@ -284,37 +322,12 @@ def _defense_from_args(args) -> DefenseSpec:
 
 
 def config_from_args(args) -> LeakageConfig:
-    """The study's configuration from the parsed command line."""
-    return LeakageConfig(
-        dataset=args.dataset,
-        data_dir=args.data_dir,
-        model=args.model,
-        rounds=args.rounds,
-        local_steps=args.local_steps,
-        other_clients=args.other_clients,
-        defense=_defense_from_args(args),
-        warmup_rounds=args.warmup_rounds,
-        warmup_batch_size=args.warmup_batch_size,
-        dp_noise_multiplier=args.dp_noise,
-        dp_clip=args.dp_clip,
-        randomness_draws=args.randomness_draws,
-        rates=tuple(args.rates),
-        noise_stds=tuple(args.noise),
-        batch_size=args.batch_size,
-        candidates=args.candidates,
-        samples=args.samples,
-        attack_targets=args.attack_targets,
-        attack_iterations=args.iterations,
-        stats_samples=args.stats_samples,
-        theorem1_sample_sizes=None
-        if args.theorem1_samples is None
-        else tuple(args.theorem1_samples),
-        estimate_draws=args.estimate_draws,
-        estimate_steps=args.estimate_steps,
-        client_lr=args.lr,
-        seed=args.seed,
-        device=args.device,
-    )
+    """The study's configuration from the parsed command line (lists as tuples)."""
+    given = {}
+    for dest, field in OPTIONS.items():
+        value = getattr(args, dest)
+        given[field] = tuple(value) if isinstance(value, list) else value
+    return LeakageConfig(defense=_defense_from_args(args), **given)
 
 
 def run(args) -> int:

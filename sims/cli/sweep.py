@@ -8,6 +8,7 @@ from pathlib import Path
 from sims import cli
 from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import nonnegative_int
+from sims.cli.options import declare_options
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -84,6 +85,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-table", action="store_true", help="skip the consistency table")
     parser.set_defaults(func=run)
+    options = {"executor": "executor", "address": "address", "max_jobs": "max_jobs"}
+    declare_options(parser, {"run_sweep": options, "run_on_ray": options})
 
 
 def _figures(config, records, panels, rows):

@@ -21,6 +21,7 @@ from sims.cli.arguments import (
     positive_float,
     positive_int,
 )
+from sims.cli.options import declare_options
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets
@@ -30,6 +31,32 @@ from sims.models import available_models
 from sims.pruning.schemes import available_schemes
 
 RESULTS_NAME = "train.jsonl"
+
+#: Command-line destination -> TrainConfig field (the model's options and FedConfig aside).
+OPTIONS = {
+    "dataset": "dataset",
+    "model": "model",
+    "pruning": "pruning",
+    "p": "p",
+    "readjust_every": "readjust_every",
+    "clients": "num_clients",
+    "partition": "partition",
+    "alpha": "alpha",
+    "test_fraction": "test_fraction",
+    "seed": "seed",
+    "device": "device",
+}
+#: Command-line destination -> FedConfig field.
+FED_OPTIONS = {
+    "rounds": "rounds",
+    "clients_per_round": "clients_per_round",
+    "local_epochs": "local_epochs",
+    "batch_size": "batch_size",
+    "lr": "lr",
+    "algorithm": "algorithm",
+    "eval_every": "eval_every",
+    "seed": "seed",
+}
 
 
 def register(subparsers) -> None:
@@ -165,6 +192,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_group.add_argument("--device", default=TrainConfig.device, help="auto, cpu, cuda or cuda:N")
     add_out_argument(run_group, "train")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    nested = {dest: f"fed.{field}" for dest, field in FED_OPTIONS.items()}
+    declare_options(parser, {"TrainConfig": {**nested, **OPTIONS}, "FedConfig": FED_OPTIONS})
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -174,30 +203,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         for name in ("width", "hidden", "activation")
         if getattr(args, name) is not None
     }
-    fed = FedConfig(
-        rounds=args.rounds,
-        clients_per_round=args.clients_per_round,
-        local_epochs=args.local_epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        algorithm=args.algorithm,
-        eval_every=args.eval_every,
-        seed=args.seed,
-    )
+    fed = FedConfig(**{field: getattr(args, dest) for dest, field in FED_OPTIONS.items()})
     return TrainConfig(
-        dataset=args.dataset,
-        model=args.model,
         model_options=tuple(options.items()),
-        pruning=args.pruning,
-        p=args.p,
-        readjust_every=args.readjust_every,
-        num_clients=args.clients,
-        partition=args.partition,
-        alpha=args.alpha,
-        test_fraction=args.test_fraction,
         fed=fed,
-        seed=args.seed,
-        device=args.device,
+        **{field: getattr(args, dest) for dest, field in OPTIONS.items()},
     )
 
 

@@ -63,7 +63,7 @@ from sims.core.functional import check_lr
 from sims.core.gradstats import gradient_statistics
 from sims.core.reconstructions import load_reconstructions, save_reconstructions
 from sims.core.runtime import check_seed, fingerprint
-from sims.core.store import ResultStore
+from sims.core.store import ResultStore, key_number
 from sims.data.datasets import load_dataset
 from sims.experiments.attack_model import attack_model
 from sims.experiments.leakage import DATASET_SIZES, MAX_NOISE_STD, LeakageConfig, run_leakage
@@ -331,8 +331,8 @@ class _Job:
 
     def key(self, fingerprint: str) -> str:
         if self.kind == "bound":
-            return f"{fingerprint}/bound/p={self.p:g}"
-        return f"{fingerprint}/{self.attack}/p={self.p:g}/target={self.target}"
+            return f"{fingerprint}/bound/p={key_number(self.p)}"
+        return f"{fingerprint}/{self.attack}/p={key_number(self.p)}/target={self.target}"
 
 
 def _jobs(config: DemoConfig) -> Iterator[_Job]:

@@ -53,7 +53,7 @@ from sims.attacks import AttackConfig, sgi_attack_batched
 from sims.core.functional import check_lr
 from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import check_seed, fingerprint, seeded
-from sims.core.store import ResultStore
+from sims.core.store import ResultStore, key_number
 from sims.data.datasets import load_digits_dataset, resize_images
 from sims.fl.client import client_update
 from sims.models import conv_net
@@ -185,7 +185,7 @@ class _Job:
     def key(self, fingerprint: str) -> str:
         return (
             f"identifiability/{fingerprint}/{self.gradient_at}/width={self.width}/"
-            f"size={self.image_size}/B={self.batch_size}/p={self.p:g}"
+            f"size={self.image_size}/B={self.batch_size}/p={key_number(self.p)}"
         )
 
 

@@ -88,6 +88,7 @@ from sims.attacks import (
 )
 from sims.core.reconstructions import save_reconstructions
 from sims.core.runtime import check_seed, fingerprint, seeded
+from sims.core.store import key_number
 from sims.data.datasets import load_digits_dataset
 from sims.fedltp.dp_local import DPLocalTrainer
 from sims.fedltp.masks import prune_remaining
@@ -363,7 +364,7 @@ def reconstruction_key(config: EmpiricalConfig, sigma: float, attack: str) -> st
     ``"gi"``) reconstructions at ``sigma`` (:mod:`sims.core.reconstructions`): one
     folder per configuration (its fingerprint), so studies of several configurations
     can share an output folder."""
-    return f"fedltp-empirical/{fingerprint(config_dict(config))}/sigma={sigma:g}/{attack}"
+    return f"fedltp-empirical/{fingerprint(config_dict(config))}/sigma={key_number(sigma)}/{attack}"
 
 
 def empirical_privacy(

@@ -16,6 +16,7 @@ A sweep also says what each of its jobs asks of a worker when it runs on Ray
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import product
@@ -25,6 +26,11 @@ from sims.sweep.job import FIELD_PATHS, OWNED_PATHS, AttackJob
 
 #: The key of a grid that names its panel rather than a job field.
 PANEL = "panel"
+
+#: The most jobs one sweep may list, summed over its grids before repeats are merged: a
+#: job takes seconds to minutes, so a larger grid is a typo (an extra axis), and expanding
+#: it alone would take minutes before the first job starts.
+MAX_JOBS = 10_000
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,15 @@ class SweepConfig:
             for key, value in grid.items():
                 if isinstance(value, list):
                     _check_axis(f"grids[{i}].{key}", value)
+        sizes = [
+            math.prod(len(v) for v in grid.values() if isinstance(v, list)) for grid in self.grids
+        ]
+        if sum(sizes) > MAX_JOBS:
+            raise ValueError(
+                f"The 'grids' parameter of {func} must list at most MAX_JOBS = {MAX_JOBS} jobs "
+                f"(summed over its grids). Got {sum(sizes)} (grids of {sizes} jobs) instead: "
+                "split the sweep or shorten an axis."
+            )
         if not isinstance(self.resources, Resources):
             raise ValueError(
                 f"The 'resources' parameter of {func} must be a Resources. "

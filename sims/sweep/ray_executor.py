@@ -46,6 +46,7 @@ shuts it down before returning, even after an error, so it leaves no Ray runtime
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Callable, Sequence
 
 from tqdm.auto import tqdm
@@ -82,6 +83,28 @@ def _run_with_threads(run: Callable[[AttackJob], dict], job: AttackJob, threads:
         return run(job)
 
 
+#: Seconds to wait for a TCP connection to a cluster's address before refusing it: Ray's
+#: own connection to an address where nothing answers retries for minutes.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse (ConnectionError, naming ``address``) a ``host:port`` or ``ray://host:port``
+    address where no TCP connection opens within ``timeout_s`` seconds; ``"auto"`` and
+    other forms without a port are left to Ray, which resolves them at once."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as err:
+        raise ConnectionError(
+            f"The 'address' parameter of run_on_ray names a Ray cluster that does not "
+            f"answer: no connection to {host}:{port} within {timeout_s:g} s ({err}). "
+            f"Got {address!r}: start the cluster (ray start --head) or fix the address."
+        ) from None
+
+
 def _start(ray, address: str | None) -> bool:
     """Make sure this process is connected to a Ray runtime; True if this call started
     the connection (and so must shut it down)."""
@@ -95,6 +118,7 @@ def _start(ray, address: str | None) -> bool:
     if address is None:
         ray.init(address="local", include_dashboard=False)
     else:
+        check_reachable(address)
         ray.init(address=address)
     return True
 

@@ -42,7 +42,7 @@ def estimates(world, releases: torch.Tensor, p: float, s: float) -> dict:
     x = world.images[index.to(world.device)].reshape(draws, config.batch_size, -1).cpu().numpy()
     training = TrainingConfig(
         max_steps=config.estimate_steps,
-        batch_size=min(64, draws // 4),
+        batch_size=min(64, draws // 2),
         confidence=CONFIDENCE,
     )
     options = {"training": training, "device": world.device}

@@ -257,6 +257,20 @@ def _random_release(world: World, state: RoundState, p: float, s: float) -> tupl
     return fields, (torch.where(flags, clean, 0.0), flags)
 
 
+def _check_attackable(noisy: torch.Tensor, lr: float, s: float) -> None:
+    """Refuse noise whose target gradients ``noisy / lr`` the attacks cannot hold: they
+    match squared gradient distances in float32, which overflow past its largest value
+    (the attack would then diverge and blame its own step size)."""
+    largest = torch.finfo(torch.float32).max
+    squared_norm = float((noisy / lr).square().sum(dim=-1).max())
+    if not squared_norm < largest:
+        raise ValueError(
+            f"The 'noise_stds' parameter of LeakageConfig must keep the attacked gradient's "
+            f"squared norm below float32's largest value, {largest:.3g} (the attacks' "
+            f"precision); at s = {s!r} it is {squared_norm:.3g}. Got {s!r} instead: lower it."
+        )
+
+
 def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
     config = world.config
     state = world.at_rate(p)
@@ -268,6 +282,7 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
     else:
         fields, clean = _rounds(world, state, p, s)
     noisy = _noisy(clean, shared, s, seed_of(config.seed, p, s, "noise"))
+    _check_attackable(noisy, config.client_lr, s)
     sent = [world.sent(state.mask, row) for row in noisy]
     results = run_attacks(world, state, sent, seed_of(config.seed, p, s, "attack"))
     summary, kept = describe(world, results)

@@ -90,6 +90,13 @@ class World:
             data, train, test = (d.resized(CONV2_IMAGE_SIZE) for d in (data, train, test))
         self.model, self.params = _model(config, data.image_shape, data.num_classes, self.device)
         self.num_classes = data.num_classes
+        if config.candidates > len(data):
+            # DATASET_SIZES bounds the official files; a data folder may hold fewer images.
+            raise ValueError(
+                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(data)}]: "
+                f"the {config.dataset!r} files in {config.data_dir} hold {len(data)} images. "
+                f"Got {config.candidates} instead."
+            )
         generator = torch.Generator().manual_seed(config.seed)
         order = torch.randperm(len(data), generator=generator)[: config.candidates]
         self.images = data.images[order].to(self.device)

@@ -1,0 +1,55 @@
+"""Error messages that name the command-line option a refused value came from.
+
+The library's configurations refuse a value naming their own parameter ("The
+'noise_stds' parameter of LeakageConfig must be in [0, 1000]..."), which is right for a
+caller of the API and unhelpful on the command line, where the user typed ``--noise``. A
+command declares which option sets which field of which configuration
+(:func:`declare_options`); :func:`name_options` rewrites such a message to start from the
+option ("The --noise option ('noise_stds' of LeakageConfig) must be ..."), keeping the
+parameter's name for whoever reads the API documentation. Parameters of other functions
+(an attack's own ``lr``) are left as they are: only the declared configurations are
+rewritten, so an option is never blamed for a value it did not set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping
+
+_PARAMETER = re.compile(r"The '(?P<field>[\w.]+)' parameter of (?P<owner>\w+)")
+
+
+def declare_options(
+    parser: argparse.ArgumentParser, owners: Mapping[str, Mapping[str, str]]
+) -> None:
+    """Record on ``parser`` that option destination ``dest`` sets field ``owners[owner][dest]``
+    of configuration ``owner`` (a class or function name, as its messages write it).
+
+    Call it after the options are added: each ``dest`` must be one of them (KeyError).
+    """
+    # argparse lists a parser's options (its groups' included) only in ``_actions``.
+    option = {
+        action.dest: max(action.option_strings, key=len)
+        for action in parser._actions
+        if action.option_strings
+    }
+    fields = {
+        owner: {field: option[dest] for dest, field in dests.items()}
+        for owner, dests in owners.items()
+    }
+    parser.set_defaults(option_of_field=fields)
+
+
+def name_options(message: str, args: argparse.Namespace) -> str:
+    """``message`` with each declared "The 'field' parameter of Owner" written as
+    "The --option option ('field' of Owner)"; undeclared parameters are left as written."""
+    fields = getattr(args, "option_of_field", {})
+
+    def rename(match: re.Match) -> str:
+        option = fields.get(match["owner"], {}).get(match["field"])
+        if option is None:
+            return match[0]
+        return f"The {option} option ('{match['field']}' of {match['owner']})"
+
+    return _PARAMETER.sub(rename, message)
