@@ -75,7 +75,7 @@ import torch
 from torch import nn
 from torch.func import grad_and_value
 
-from bounds.validation import check_real
+from bounds.validation import check_choice, check_real
 from sims.core.functional import batch_loss, detached, non_finite_names
 from sims.defenses.client import Defense
 from sims.pruning.mask import Mask, prunable_names
@@ -210,7 +210,28 @@ def mixed_point(
         \frac{y_s (1 - y_s)}{\tau}\Big(-\frac1\alpha - \frac1{1 - \alpha}\Big),
 
     since ``y_soft = sigmoid((log(1 - alpha) + G(1) - log(alpha) - G(0)) / tau)``.
+
+    ``temperature`` > 0, ``gradient_at`` ``"masked"`` or ``"dense"``, and for each name of
+    ``alpha`` the tensors of ``w`` and ``tilde`` of its shape and ``noise`` of shape ``(2,
+    *shape)`` are checked (ValueError); the values are not read, so the step runs under
+    ``vmap`` (alpha's range is kept by :func:`priprune_update`'s clamp).
     """
+    func = "mixed_point"
+    temperature = check_real("temperature", temperature, func=func, low=0, low_inclusive=False)
+    check_choice("gradient_at", gradient_at, func=func, choices=("masked", "dense"))
+    for n in alpha:
+        shape = tuple(alpha[n].shape)
+        for name, tensors, want in (
+            ("w", w, shape),
+            ("tilde", tilde, shape),
+            ("noise", noise, (2, *shape)),
+        ):
+            got = tuple(tensors[n].shape) if n in tensors else None
+            if got != want:
+                raise ValueError(
+                    f"The '{name}' parameter of {func} must hold {n!r} (a tensor of 'alpha') "
+                    f"of shape {want}. Got {'none' if got is None else got} instead."
+                )
     w_in, slope = dict(w), {}
     for n in alpha:
         hard, soft = _gumbel_samples(alpha[n], noise[n], temperature)

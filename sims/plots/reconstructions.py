@@ -126,9 +126,7 @@ def job_reconstruction_rows(
     return kept_rows(directory, labelled)
 
 
-def kept_rows(
-    directory, labelled_keys
-) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+def kept_rows(directory, labelled_keys) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """The grid of a study's kept files (:mod:`sims.core.reconstructions`): for each
     ``(label, key)`` of ``labelled_keys`` in order, the file under ``key`` in
     ``directory`` if there is one, reduced to the settings that attacked the first one's
