@@ -134,9 +134,29 @@ def quantize(x, levels: int = DEFAULT_LEVELS, value_range=(0.0, 1.0)) -> np.ndar
     return _codes("x", arr, levels, low, high, "quantize").reshape(arr.shape)
 
 
+def _check_levels_for_pixels(levels: int, pixels: int, *, func: str) -> None:
+    """Raise ValueError when ``levels`` exceeds ``max(DEFAULT_LEVELS, pixels)``.
+
+    With more levels than pixels, continuous values fall into a bin of their own, each
+    image's codes are all distinct, and the NMI of any two such images, independent ones
+    included, is 1 (a plug-in MI of ``log N`` over entropies of ``log N``): the score says
+    nothing. Up to :data:`DEFAULT_LEVELS` (256, which resolves 8-bit images exactly) is
+    always allowed; beyond it at most one level per pixel.
+    """
+    limit = max(DEFAULT_LEVELS, pixels)
+    if levels > limit:
+        raise ValueError(
+            f"The 'levels' parameter of {func} must be in [2, {limit}] for images of "
+            f"{pixels} pixels (at most max({DEFAULT_LEVELS}, pixels): with more levels than "
+            f"pixels every pixel is its own bin and NMI is 1 for any two images). "
+            f"Got {levels} instead."
+        )
+
+
 def _quantized_pair(original, reconstruction, levels, value_range, *, func: str):
     levels, low, high = check_quantization(levels, value_range, func=func)
     u, v = pair_to_numpy(("original", original), ("reconstruction", reconstruction), func=func)
+    _check_levels_for_pixels(levels, u.size, func=func)
     return (
         _codes("original", u, levels, low, high, func),
         _codes("reconstruction", v, levels, low, high, func),
@@ -203,8 +223,8 @@ def quantized_mutual_information(
 
     Equals scikit-learn's ``mutual_info_score`` on ``quantize(original).ravel()`` and
     ``quantize(reconstruction).ravel()``. Domain: two real arrays of the same shape with
-    values in ``value_range`` (else ValueError); the result is finite, in
-    ``[0, log(levels)]``.
+    values in ``value_range``, ``levels`` as in :func:`nmi` (else ValueError); the result
+    is finite, in ``[0, log(levels)]``.
 
     Examples
     --------
@@ -242,7 +262,8 @@ def nmi(
         scored as one long vector, so score the images of a batch one by one with
         :func:`estimators.image.score_reconstruction`.
     levels : int, default 256
-        Number of quantisation levels, in [2, 2**53].
+        Number of quantisation levels, in [2, max(256, N)] for images of N pixels: more
+        would put every pixel in a bin of its own, where NMI is 1 for any two images.
     value_range : (float, float), default (0.0, 1.0)
         ``(low, high)`` of the pixel values, e.g. ``(0, 255)`` for 8-bit images. Values
         outside it raise ValueError (they are not clipped).
@@ -377,7 +398,9 @@ def nmi_chance_level(
     levels, low, high = check_quantization(levels, value_range, func=func)
     n_draws = _check_draws("n_draws", n_draws, func)
     rng = np.random.default_rng(check_seed(seed, func=func))
-    u = _codes("original", to_numpy("original", original, func=func), levels, low, high, func)
+    x = to_numpy("original", original, func=func)
+    _check_levels_for_pixels(levels, x.size, func=func)
+    u = _codes("original", x, levels, low, high, func)
     scores = [
         _nmi_codes(u, _quantize_array(rng.random(u.size), levels, 0.0, 1.0), "arithmetic")
         for _ in range(n_draws)

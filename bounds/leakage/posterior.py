@@ -61,7 +61,7 @@ import numpy as np
 from scipy import special
 
 from bounds.leakage.intervals import clopper_pearson_interval, mean_interval
-from bounds.validation import check_open_unit, check_real
+from bounds.validation import as_real_array, check_open_unit, check_real
 
 #: Largest weight of the uniform distribution mixed into the critic's posterior (module
 #: docstring); the default is ``min(MAX_EPSILON, 5 / D)`` for ``D`` draws.
@@ -98,7 +98,7 @@ class PosteriorLeakage:
 
 def _scores(name: str, value, func: str) -> np.ndarray:
     """``value`` as a (D, M) float array with D >= 2, M >= 1, no NaN and no +inf."""
-    arr = np.asarray(value, dtype=float)
+    arr = as_real_array(name, value, func=func)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
         raise ValueError(
             f"The '{name}' parameter of {func} must be a (draws, candidates) array with at "

@@ -33,7 +33,7 @@ def theorem1_status(
 
         L = \max(0, \text{exact\_low}, \text{lower\_bound});\quad
         \text{status} = \begin{cases}
-            \text{violated} & \text{bound} < L \text{ (or NaN)},\\
+            \text{violated} & \text{bound} < L,\\
             \text{vacuous} & \text{bound} \ge \text{ceiling},\\
             \text{valid} & \text{otherwise.}
         \end{cases}
@@ -44,9 +44,10 @@ def theorem1_status(
     :func:`bounds.leakage.exact_leakage`) and an attack's Fano lower bound
     (``lower_bound_bits``, :func:`bounds.leakage.fano_lower_confidence_bits`). A bound
     below :math:`L` is false at this point; one at or above the ceiling
-    (:func:`bounds.leakage.ceiling_bits`, the secret's entropy) says nothing; a
-    NaN bound (an undefined formula) or :math:`-\infty` bounds nothing and is
-    "violated"; :math:`+\infty` is "vacuous". Used for PriPrune's Theorem 1
+    (:func:`bounds.leakage.ceiling_bits`, the secret's entropy) says nothing;
+    :math:`-\infty` is "violated", :math:`+\infty` "vacuous". A NaN bound (an undefined
+    formula) is no claim at all and raises ValueError: it is not the claim being false.
+    Used for PriPrune's Theorem 1
     (``bounds.priprune``, published and corrected), in bits per round.
 
     A lower limit above the ceiling is impossible (:math:`I(X;Y)` would exceed the
@@ -55,7 +56,7 @@ def theorem1_status(
 
     Parameters
     ----------
-    bound_bits : the claimed upper bound, bits (any float, NaN and infinities allowed).
+    bound_bits : the claimed upper bound, bits (a float, infinities allowed, not NaN).
     ceiling_bits : the entropy ceiling, finite bits :math:`\ge 0`.
     exact_low_bits : lower end of the exact leakage's interval, finite bits, or None.
     lower_bound_bits : a lower bound from an attack (Fano), finite bits, or None.
@@ -76,10 +77,15 @@ def theorem1_status(
     func = "theorem1_status"
     if isinstance(bound_bits, bool) or not isinstance(bound_bits, Real | np.number):
         raise ValueError(
-            f"The 'bound_bits' parameter of {func} must be a real number (NaN and "
-            f"infinities allowed). Got {bound_bits!r} instead."
+            f"The 'bound_bits' parameter of {func} must be a real number (infinities "
+            f"allowed). Got {bound_bits!r} instead."
         )
     bound = float(bound_bits)
+    if math.isnan(bound):
+        raise ValueError(
+            f"The 'bound_bits' parameter of {func} must be a number in [-inf, inf], not NaN "
+            f"(an undefined bound claims nothing). Got {bound!r} instead."
+        )
     ceiling = check_real("ceiling_bits", ceiling_bits, func=func, low=0)
     limits = {
         "exact_low_bits": _optional_limit("exact_low_bits", exact_low_bits, func),
@@ -93,7 +99,7 @@ def theorem1_status(
                 f"> ceiling_bits={ceiling!r} instead."
             )
     lower = max([0.0, *(v for v in limits.values() if v is not None)])
-    if math.isnan(bound) or bound < lower:
+    if bound < lower:
         return "violated"
     if bound >= ceiling:
         return "vacuous"

@@ -149,7 +149,7 @@ def gradient_inversion(
     func = "gradient_inversion"
     gradient_at = _check_switch(mask_aware, gradient_at, local_steps, func=func)
     point, target, mask = _read_update(
-        check_param_dict("global_params", global_params, func=func),
+        check_param_dict("global_params", global_params, func=func, model=model),
         check_param_dict("sent_params", sent_params, func=func),
         mask_aware=mask_aware,
         lr=check_lr("lr", lr, func=func),
@@ -199,7 +199,7 @@ def gradient_inversion_batched(
     problems = [
         _read_update(w, sent, mask_aware=mask_aware, lr=lr, gradient_at=gradient_at, func=func)
         for w, sent in zip(
-            check_param_dicts("global_params", global_params, func=func),
+            check_param_dicts("global_params", global_params, func=func, model=model),
             [
                 check_param_dict(f"sent_params[{k}]", s, func=func)
                 for k, s in enumerate(sent_params)

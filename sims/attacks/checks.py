@@ -18,9 +18,12 @@ from sims.attacks.config import AttackConfig
 from sims.core.functional import check_lr, non_finite_names
 
 
-def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]:
+def check_param_dict(
+    name: str, params, *, func: str, model: nn.Module | None = None
+) -> dict[str, torch.Tensor]:
     """``params`` as a dict of detached tensors, after checking it is a non-empty mapping
-    of names to finite floating-point tensors.
+    of names to finite floating-point tensors (with ``model``: exactly the model's
+    parameters, each with its shape, :func:`check_model_params`).
 
     The finiteness check reads every entry once and synchronises with the device once
     per dict and device (:func:`sims.core.functional.non_finite_names`). Callers check
@@ -38,6 +41,8 @@ def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]
                 f"The '{name}' parameter of {func} must map names to floating-point tensors. "
                 f"Got {getattr(tensor, 'dtype', type(tensor).__name__)} for {key!r} instead."
             )
+    if model is not None:
+        check_model_params(model, name, params, func=func)
     params = {key: tensor.detach() for key, tensor in params.items()}
     bad = non_finite_names(params)
     if bad:
@@ -48,13 +53,15 @@ def check_param_dict(name: str, params, *, func: str) -> dict[str, torch.Tensor]
     return params
 
 
-def check_param_dicts(name: str, dicts: list, *, func: str) -> list[dict[str, torch.Tensor]]:
+def check_param_dicts(
+    name: str, dicts: list, *, func: str, model: nn.Module | None = None
+) -> list[dict[str, torch.Tensor]]:
     """:func:`check_param_dict` of every item of ``dicts`` (one per attack), scanning an
     object that several attacks share (the broadcast weights) once."""
     checked: dict[int, dict[str, torch.Tensor]] = {}
     for params in dicts:
         if id(params) not in checked:
-            checked[id(params)] = check_param_dict(name, params, func=func)
+            checked[id(params)] = check_param_dict(name, params, func=func, model=model)
     return [checked[id(params)] for params in dicts]
 
 
@@ -65,6 +72,27 @@ def check_same_layout(name_a: str, a: Mapping, name_b: str, b: Mapping, *, func:
             f"The '{name_a}' and '{name_b}' parameters of {func} must have the same names, "
             f"order and shapes. Got {[(k, tuple(v.shape)) for k, v in a.items()]} and "
             f"{[(k, tuple(v.shape)) for k, v in b.items()]} instead."
+        )
+
+
+def check_model_params(model: nn.Module, name: str, params: Mapping, *, func: str) -> None:
+    """Raise ValueError unless ``params`` holds exactly the model's parameters, each with
+    its shape: the attack calls the model with these weights, and a tensor of another
+    shape can broadcast through its layers and give a reconstruction of nothing."""
+    expected = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    got = {n: tuple(t.shape) for n, t in params.items()}
+    for n, shape in expected.items():
+        if got.get(n) != shape:
+            found = f"shape {got[n]}" if n in got else f"no such tensor (it has {list(got)})"
+            raise ValueError(
+                f"The '{name}' parameter of {func} must hold the model's parameter {n!r} of "
+                f"shape {shape}. Got {found} instead."
+            )
+    extra = [n for n in got if n not in expected]
+    if extra:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must hold only the model's parameters "
+            f"{list(expected)}. Got {extra[0]!r} too."
         )
 
 

@@ -118,7 +118,7 @@ def invert_gradient(
     func = "invert_gradient"
     return invert_checked(
         model,
-        check_param_dict("params", params, func=func),
+        check_param_dict("params", params, func=func, model=model),
         check_param_dict("target_grad", target_grad, func=func),
         batch_shape=batch_shape,
         num_classes=num_classes,
@@ -395,7 +395,7 @@ def invert_gradient_batched(
     params = per_attack("params", params, count, func=func, single=Mapping)
     return invert_checked_batched(
         model,
-        check_param_dicts("params", params, func=func),
+        check_param_dicts("params", params, func=func, model=model),
         [check_param_dict(f"target_grads[{k}]", t, func=func) for k, t in enumerate(target_grads)],
         batch_shape=batch_shape,
         num_classes=num_classes,

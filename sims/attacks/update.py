@@ -25,6 +25,13 @@ from sims.attacks.checks import check_param_dict, check_same_layout
 from sims.core.functional import check_lr
 from sims.pruning.mask import Mask
 
+#: Most labels :func:`recover_labels` reads off one gradient. Its step 3 takes one label
+#: per pass (about 6 us each on a CPU, measured: 0.4 s at this limit; 10**9 labels would
+#: take hours), and the counts are already off by one at B = 8 on the digits model
+#: (README.md, "SGI: documented deviations"): 65,536 is far beyond any batch whose labels
+#: the gradient identifies.
+MAX_LABELS = 2**16
+
 
 def recover_mask(sent_params: Mapping[str, torch.Tensor]) -> Mask:
     """The pruning mask read off the zeros of the sent weights (PriPrune Alg. 2, line 3).
@@ -180,14 +187,14 @@ def recover_labels(
     entirely is never found by step 1. If no entry of the last layer's gradient is
     revealed and nonzero there is nothing to read, and the call raises. The last linear
     layer is the last 2-D tensor with ``num_classes`` (>= 2) rows in ``target_grad``'s
-    order; ``batch_size`` >= 1.
+    order; ``batch_size`` in [1, :data:`MAX_LABELS`].
 
     Returns an int64 tensor of shape ``(batch_size,)`` on the gradient's device, sorted
     by class (a gradient does not reveal the order of the images).
     """
     func = "recover_labels"
     num_classes = check_int("num_classes", num_classes, func=func, low=2)
-    batch_size = check_int("batch_size", batch_size, func=func, low=1)
+    batch_size = check_int("batch_size", batch_size, func=func, low=1, high=MAX_LABELS)
     grads = check_param_dict("target_grad", target_grad, func=func)
     name = _last_linear_weight(grads, num_classes, func=func)
     sums = _revealed_row_sums(grads, name, mask).to("cpu", torch.float64)

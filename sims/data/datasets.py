@@ -192,14 +192,27 @@ def load_digits_dataset() -> ImageDataset:
     return ImageDataset(images=images, labels=labels, num_classes=10, name="digits")
 
 
+def _skimage_data(func: str):
+    """``skimage.data``, or a ValueError (one line on the command line) saying what to
+    install: the faces and patches ship inside scikit-image's wheel, which pruneleak does
+    not require (it is in the ``test`` extra)."""
+    try:
+        from skimage import data
+    except ImportError as err:
+        raise ValueError(
+            f"{func} needs the images shipped with scikit-image, which cannot be imported "
+            f"({err}): pip install scikit-image (or pip install 'pruneleak[test]')."
+        ) from err
+    return data
+
+
 def load_faces() -> ImageDataset:
     """scikit-image's 200-image subset of Labeled Faces in the Wild
     (``skimage.data.lfw_subset``, shipped inside its wheel: no download) as 1x25x25 grey
     images in [0, 1]: the first 100 are faces (label 1), the other 100 non-face crops of
     the same photographs (label 0)."""
-    from skimage.data import lfw_subset
-
-    images = torch.as_tensor(lfw_subset(), dtype=torch.float32).unsqueeze(1)
+    faces = _skimage_data("load_faces").lfw_subset()
+    images = torch.as_tensor(faces, dtype=torch.float32).unsqueeze(1)
     labels = torch.cat([torch.ones(100, dtype=torch.int64), torch.zeros(100, dtype=torch.int64)])
     return ImageDataset(images=images, labels=labels, num_classes=2, name="faces")
 
@@ -218,9 +231,8 @@ def load_patches(seed: int = 0) -> ImageDataset:
     ``[0, 31]``, is drawn from ``numpy.random.default_rng([seed, k])``; every tile that
     fits entirely in the photograph is kept, row by row. Pixels in [0, 1] (/255).
     """
-    from skimage import data
-
     check_int("seed", seed, func="load_patches", low=0)
+    data = _skimage_data("load_patches")
     images, labels = [], []
     for label, name in enumerate(PATCH_PHOTOGRAPHS):
         photo = getattr(data, name)()

@@ -71,13 +71,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-import numpy as np
 import torch
 from torch import nn
 from torch.func import grad_and_value
 
-from bounds.validation import check_real
-from sims.core.functional import batch_loss, detached
+from bounds.validation import check_choice, check_real
+from sims.core.functional import batch_loss, detached, non_finite_names
 from sims.defenses.client import Defense
 from sims.pruning.mask import Mask, prunable_names
 from sims.pruning.schemes import derived_seed
@@ -105,9 +104,45 @@ def gumbel_share_mask(alpha: torch.Tensor, noise: torch.Tensor, temperature: flo
     *alpha.shape)``), ``y_soft = v(1)`` is eq. (18)'s softmax and ``y_hard = 1[v(1) >
     v(0)]``, 0 with probability ``alpha``. Returns ``y_hard + (y_soft -
     stopgrad(y_soft))``: the value of ``y_hard``, the gradient of ``y_soft``.
+
+    ``alpha`` must lie in (0, 1) (``log alpha`` and ``log(1 - alpha)`` are finite there
+    only), ``noise`` be finite and ``temperature`` > 0 (eq. 18 divides by it); anything
+    else would give NaN, so it raises ValueError.
     """
+    temperature = _check_gumbel_inputs(alpha, noise, temperature, func="gumbel_share_mask")
     hard, soft = _gumbel_samples(alpha, noise, temperature)
     return hard + (soft - soft.detach())
+
+
+def _check_gumbel_inputs(alpha, noise, temperature, *, func: str) -> float:
+    """``temperature`` as a float in (0, inf) after checking that ``alpha`` is a floating
+    tensor in (0, 1) and ``noise`` a finite tensor of shape ``(2, *alpha.shape)``; reads
+    the tensors (a device synchronisation), so the inner loop, which runs under ``vmap``,
+    does not call it."""
+    temperature = check_real("temperature", temperature, func=func, low=0, low_inclusive=False)
+    if not isinstance(alpha, torch.Tensor) or not alpha.is_floating_point():
+        raise ValueError(
+            f"The 'alpha' parameter of {func} must be a floating-point tensor in (0, 1). "
+            f"Got {getattr(alpha, 'dtype', type(alpha).__name__)} instead."
+        )
+    want = (2, *alpha.shape)
+    if not isinstance(noise, torch.Tensor) or tuple(noise.shape) != want:
+        raise ValueError(
+            f"The 'noise' parameter of {func} must be a tensor of shape (2, *alpha.shape) = "
+            f"{want}. Got {tuple(getattr(noise, 'shape', ())) or type(noise).__name__} instead."
+        )
+    outside = ~((alpha > 0) & (alpha < 1))  # NaN is outside too
+    if bool(outside.any()):
+        raise ValueError(
+            f"The 'alpha' parameter of {func} must be in (0, 1). "
+            f"Got {alpha[outside].flatten()[0].item()!r} among its entries instead."
+        )
+    if non_finite_names({"noise": noise}):
+        raise ValueError(
+            f"The 'noise' parameter of {func} must be finite (Gumbel draws). "
+            "Got NaN or infinite entries instead."
+        )
+    return temperature
 
 
 def _gumbel_samples(alpha: torch.Tensor, noise: torch.Tensor, temperature: float):
@@ -121,7 +156,27 @@ def privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
     """eq. (17)'s weights ``N_l / sum_l N_l * |g_{l,j}| / sum_j |g_{l,j}|`` per prunable
     tensor ``l`` of ``grads`` (``N_l`` its number of coordinates); a tensor whose
     gradient is zero everywhere gets weight 0. They sum to 1 when no tensor's gradient
-    vanishes. No validation (the inner loop of :class:`PriPruneDefense`)."""
+    vanishes. ``grads`` must map names to finite floating-point tensors (a NaN or an
+    infinity would make its whole layer's weights NaN): ValueError otherwise."""
+    func = "privacy_weights"
+    if not isinstance(grads, Mapping) or not all(
+        isinstance(g, torch.Tensor) and g.is_floating_point() for g in grads.values()
+    ):
+        raise ValueError(
+            f"The 'grads' parameter of {func} must be a dict of floating-point tensors. "
+            f"Got {type(grads).__name__} instead."
+        )
+    bad = non_finite_names(grads)
+    if bad:
+        raise ValueError(
+            f"The 'grads' parameter of {func} must be finite. "
+            f"Got NaN or infinite entries in {bad[0]!r} instead."
+        )
+    return _privacy_weights(grads)
+
+
+def _privacy_weights(grads: Params) -> dict[str, torch.Tensor]:
+    """:func:`privacy_weights` without its checks (the inner loop, under ``vmap``)."""
     names = prunable_names(grads)
     total = sum(grads[n].numel() for n in names)
     out = {}
@@ -155,7 +210,28 @@ def mixed_point(
         \frac{y_s (1 - y_s)}{\tau}\Big(-\frac1\alpha - \frac1{1 - \alpha}\Big),
 
     since ``y_soft = sigmoid((log(1 - alpha) + G(1) - log(alpha) - G(0)) / tau)``.
+
+    ``temperature`` > 0, ``gradient_at`` ``"masked"`` or ``"dense"``, and for each name of
+    ``alpha`` the tensors of ``w`` and ``tilde`` of its shape and ``noise`` of shape ``(2,
+    *shape)`` are checked (ValueError); the values are not read, so the step runs under
+    ``vmap`` (alpha's range is kept by :func:`priprune_update`'s clamp).
     """
+    func = "mixed_point"
+    temperature = check_real("temperature", temperature, func=func, low=0, low_inclusive=False)
+    check_choice("gradient_at", gradient_at, func=func, choices=("masked", "dense"))
+    for n in alpha:
+        shape = tuple(alpha[n].shape)
+        for name, tensors, want in (
+            ("w", w, shape),
+            ("tilde", tilde, shape),
+            ("noise", noise, (2, *shape)),
+        ):
+            got = tuple(tensors[n].shape) if n in tensors else None
+            if got != want:
+                raise ValueError(
+                    f"The '{name}' parameter of {func} must hold {n!r} (a tensor of 'alpha') "
+                    f"of shape {want}. Got {'none' if got is None else got} instead."
+                )
     w_in, slope = dict(w), {}
     for n in alpha:
         hard, soft = _gumbel_samples(alpha[n], noise[n], temperature)
@@ -186,7 +262,7 @@ def priprune_update(
     whose eq. (17) part uses the weights of :func:`privacy_weights` on ``g_w``."""
     names = list(alpha)
     g_w = mask.apply(g) if gradient_at == "masked" else g
-    c = privacy_weights({n: g_w[n] for n in names})
+    c = _privacy_weights({n: g_w[n] for n in names})
     alpha_next = {
         n: (
             alpha[n]
@@ -277,12 +353,7 @@ class PriPruneDefense(Defense):
         )
         if alpha_lr is not None:
             alpha_lr = check_real("alpha_lr", alpha_lr, func=func, low=0, low_inclusive=False)
-        if not isinstance(pseudo, bool | np.bool_):
-            raise ValueError(
-                f"The 'pseudo' parameter of {func} must be a bool. "
-                f"Got {type(pseudo).__name__} instead."
-            )
-        super().__init__(pseudo=bool(pseudo), seed=seed)
+        super().__init__(pseudo=pseudo, seed=seed)
         self.lambda_acc, self.lambda_pri, self.lambda_sha = lambda_acc, lambda_pri, lambda_sha
         self.temperature, self.alpha_init, self.alpha_lr = temperature, alpha_init, alpha_lr
         self.alpha: dict[int, dict[str, torch.Tensor]] = {}

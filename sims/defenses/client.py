@@ -30,7 +30,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from bounds.validation import check_real
+from bounds.validation import check_bool, check_real
 from sims.core.runtime import check_seed
 from sims.defenses.masks import STRATEGIES, defense_mask
 from sims.fl.client import local_sgd
@@ -42,8 +42,17 @@ Params = Mapping[str, torch.Tensor]
 
 def withheld_fraction(base: Mask, shared: Mask) -> float:
     """Fraction of the base-kept prunable weights that ``shared`` withholds (0 when the
-    base mask keeps none)."""
+    base mask keeps none); ``shared`` must hold every prunable tensor of ``base``, with
+    its shape (ValueError otherwise)."""
     names = prunable_names(base.keep)
+    for n in names:
+        got = shared.keep.get(n)
+        if got is None or got.shape != base.keep[n].shape:
+            raise ValueError(
+                f"The 'shared' parameter of withheld_fraction must have the tensor {n!r} of "
+                f"'base', of shape {tuple(base.keep[n].shape)}. "
+                f"Got {'none' if got is None else tuple(got.shape)} instead."
+            )
     if not names:
         return 0.0
     counts = torch.stack(
@@ -68,7 +77,7 @@ class Defense:
     name: ClassVar[str]
 
     def __init__(self, *, pseudo: bool = True, seed: int = 0):
-        self.pseudo = bool(pseudo)
+        self.pseudo = check_bool("pseudo", pseudo, func=type(self).__name__)
         self.seed = check_seed(seed, func=type(self).__name__)
         self.records: list[dict] = []
         self._withheld: dict[int, dict[str, tuple[torch.Tensor, torch.Tensor]]] = {}

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import torch
 
 from bounds.validation import check_real
+from sims.core.functional import non_finite_names
 from sims.pruning.mask import Mask, prunable_names
 
 Params = Mapping[str, torch.Tensor]
@@ -57,6 +58,35 @@ def _random_scores(base: Mask, names, generator: torch.Generator) -> dict[str, t
         name: torch.rand(base.keep[name].shape, generator=generator).to(base.keep[name].device)
         for name in names
     }
+
+
+def _check_update(update, base: Mask, names, *, func: str) -> None:
+    """Raise ValueError unless ``update`` holds a finite floating tensor of the base mask's
+    shape for each prunable name: a missing name would be a KeyError, another shape a
+    broadcasting error deep in torch, and a NaN would be ranked as the largest change."""
+    for name in names:
+        tensor = update.get(name) if isinstance(update, Mapping) else None
+        shape = tuple(base.keep[name].shape)
+        if (
+            not isinstance(tensor, torch.Tensor)
+            or not tensor.is_floating_point()
+            or tuple(tensor.shape) != shape
+        ):
+            got = (
+                f"{tensor.dtype} of shape {tuple(tensor.shape)}"
+                if isinstance(tensor, torch.Tensor)
+                else type(tensor).__name__
+            )
+            raise ValueError(
+                f"The 'update' parameter of {func} must hold a floating-point tensor of shape "
+                f"{shape} for {name!r} (the base mask's). Got {got} instead."
+            )
+    bad = non_finite_names({name: update[name] for name in names})
+    if bad:
+        raise ValueError(
+            f"The 'update' parameter of {func} must be finite. "
+            f"Got NaN or infinite entries in {bad[0]!r} instead."
+        )
 
 
 def defense_mask(
@@ -92,9 +122,13 @@ def defense_mask(
         )
     rate = check_real("rate", rate, func=func, low=0, high=1)
     largest_fraction = check_real("largest_fraction", largest_fraction, func=func, low=0, high=1)
-    if strategy != "largest" and generator is None:
-        raise ValueError(f"The 'generator' parameter of {func} is needed for {strategy!r}.")
+    if strategy != "largest" and not isinstance(generator, torch.Generator):
+        raise ValueError(
+            f"The 'generator' parameter of {func} must be a torch.Generator for "
+            f"{strategy!r}. Got {type(generator).__name__} instead."
+        )
     names = prunable_names(base.keep)
+    _check_update(update, base, names, func=func)
     available = {name: base.keep[name] for name in names}
     kept = {name: int(flags.sum()) for name, flags in available.items()}
     largest_rate = {"largest": rate, "random": 0.0, "mix": rate * largest_fraction}[strategy]

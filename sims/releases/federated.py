@@ -68,8 +68,13 @@ class FederatedRelease:
     ):
         func = "FederatedRelease"
         check_batch(setting.model, images, labels, func=func)
-        for x, y in others:
-            check_batch(setting.model, x, y, func=func)
+        for k, pair in enumerate(others):
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                raise ValueError(
+                    f"The 'others' parameter of {func} must hold (images, labels) pairs, one "
+                    f"per client. Got {type(pair).__name__} at index {k} instead."
+                )
+            check_batch(setting.model, *pair, func=func)
         self.setting = setting
         self.images = images.to(setting.device, torch.float64)
         self.labels = labels.to(setting.device)

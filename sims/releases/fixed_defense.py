@@ -35,6 +35,7 @@ import torch
 
 from bounds import leakage as bounds_leakage
 from bounds.validation import check_int, check_real
+from sims.core.runtime import check_seed
 from sims.defenses import FixedDefense, defense_mask
 from sims.pruning.mask import prunable_names
 from sims.pruning.schemes import derived_seed
@@ -142,6 +143,7 @@ class FixedDefenseRelease:
         func = "FixedDefenseRelease.leakage"
         s = check_real("noise_std", noise_std, func=func, low=0)
         n = check_int("samples", samples, func=func, low=2)
+        seed = check_seed(seed, func=func)
         generator = torch.Generator().manual_seed(derived_seed(seed, 0))
         truth = torch.randint(self.secrets, (n,), generator=generator)
         scores = []

@@ -37,6 +37,7 @@ import torch
 
 from bounds import leakage as bounds_leakage
 from bounds.validation import check_int, check_real
+from sims.core.runtime import check_seed
 from sims.pruning.schemes import derived_seed
 from sims.releases.likelihood import observation_log_likelihoods, shared_log_likelihoods
 from sims.releases.value import LeakageValue
@@ -73,6 +74,7 @@ def hidden_randomness_leakage(
     s = check_real("noise_std", noise_std, func=func, low=0)
     n = check_int("samples", samples, func=func, low=2)
     draws = check_int("critic_draws", critic_draws, func=func, low=2)
+    seed = check_seed(seed, func=func)
     critic = [outcomes(derived_seed(seed, 2, j)) for j in range(draws)]
     secrets = critic[0][0].shape[0]
     generator = torch.Generator().manual_seed(derived_seed(seed, 0))

@@ -69,6 +69,7 @@ class PriPruneRelease:
             )
         self.setting, self.defense = setting, defense
         self.critic_draws = check_int("critic_draws", critic_draws, func=func, low=2)
+        client_id = check_int("client_id", client_id, func=func, low=0)
         self.images, self.labels = secret_data(
             setting, images, labels, batch_size, max_secrets=max_secrets, func=func
         )

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_choice, check_int
+from sims.attacks.checks import check_param_dict
 from sims.core.functional import check_batch, check_lr
 from sims.core.memory import check_fits
 from sims.pruning.mask import Mask
@@ -57,6 +58,16 @@ class ClientSetting:
 
     def __post_init__(self) -> None:
         func = "ClientSetting"
+        if not isinstance(self.model, nn.Module):
+            raise ValueError(
+                f"The 'model' parameter of {func} must be a torch.nn.Module. "
+                f"Got {type(self.model).__name__} instead."
+            )
+        if not isinstance(self.mask, Mask):
+            raise ValueError(
+                f"The 'mask' parameter of {func} must be a sims.pruning.Mask. "
+                f"Got {type(self.mask).__name__} instead."
+            )
         check_lr("lr", self.lr, func=func)
         check_int("local_steps", self.local_steps, func=func, low=1)
         check_choice("gradient_at", self.gradient_at, func=func, choices=GRADIENT_AT)
@@ -67,6 +78,13 @@ class ClientSetting:
                 f"model's named_parameters, {names}. Got {list(self.params)} and "
                 f"{list(self.mask.keep)} instead."
             )
+        check_param_dict("params", self.params, func=func, model=self.model)
+        for name, flags in self.mask.keep.items():
+            if flags.shape != self.params[name].shape:
+                raise ValueError(
+                    f"The 'mask' parameter of {func} must give {name!r} the shape of its "
+                    f"weights, {tuple(self.params[name].shape)}. Got {tuple(flags.shape)} instead."
+                )
         device = next(iter(self.params.values())).device
         object.__setattr__(
             self,

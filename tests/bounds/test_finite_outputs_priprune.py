@@ -538,7 +538,7 @@ def test_posterior_leakage_and_bracket_stay_in_range(upper, critic):
 @covers("leakage.theorem1_status")
 @FAST
 @given(
-    bound=st.floats(allow_nan=True, allow_infinity=True),
+    bound=st.floats(allow_nan=False, allow_infinity=True),
     ceiling=st.floats(0.0, FLOAT_MAX),
     low_fraction=st.one_of(st.none(), st.floats(-1.0, 1.0)),
     fano_fraction=st.one_of(st.none(), st.floats(0.0, 1.0)),
