@@ -111,7 +111,9 @@ def prepare_problem(
     if not float(energy) > 0:
         raise ValueError(
             f"The 'target_grad' parameter of {func} is zero on every kept coordinate (its "
-            f"energy sum ||m * g||^2 is {float(energy)})."
+            f"energy sum ||m * g||^2 is {float(energy)}). Read from an upload as "
+            "(w - w') / lr, it is zero where the client's step left the float32 weights "
+            "unchanged: check the client's 'lr' (too small to move them?)."
         )
     fixed = _fixed_labels(
         labels,

@@ -302,7 +302,19 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--no-figure", action="store_true", help=f"skip writing {FIGURE_NAME}.{{png,pdf}}"
     )
-    declare_options(parser, {"LeakageConfig": OPTIONS, "DefenseSpec": DEFENSE_OPTIONS})
+    dp_options = {"dp_noise": "noise_multiplier", "dp_clip": "max_grad_norm"}
+    declare_options(
+        parser,
+        {
+            "LeakageConfig": OPTIONS,
+            "DefenseSpec": DEFENSE_OPTIONS,
+            "FixedDefense": {"defense_rate": "rate"},
+            "PriPruneDefense": {
+                d: f for d, f in DEFENSE_OPTIONS.items() if d.startswith(("lambda", "alpha"))
+            },
+            "DPUploadRelease": dp_options,
+        },
+    )
     parser.set_defaults(func=run)
 
 

@@ -21,12 +21,16 @@ from bounds.validation import check_real
 #: float32, in which a step ``lr * g`` with a larger ``lr`` is infinite for every
 #: ``|g| >= 1``. Smaller rates may still diverge; the training loops detect it.
 MAX_LR = float(torch.finfo(torch.float32).max)
+#: Smallest accepted learning rate, float32's smallest normal number: a smaller rate is
+#: rounded to a subnormal or to 0 in the float32 step, and the gradient read back from an
+#: update, ``(w - w') / lr``, is then wrong or infinite.
+MIN_LR = float(torch.finfo(torch.float32).tiny)
 
 
 def check_lr(name: str, value, *, func: str) -> float:
-    """Return the learning rate ``value`` as a float in ``(0, MAX_LR]``, else raise
+    """Return the learning rate ``value`` as a float in ``[MIN_LR, MAX_LR]``, else raise
     ValueError naming ``name``."""
-    return check_real(name, value, func=func, low=0, high=MAX_LR, low_inclusive=False)
+    return check_real(name, value, func=func, low=MIN_LR, high=MAX_LR)
 
 
 def non_finite_names(tensors: Mapping[str, torch.Tensor]) -> list[str]:

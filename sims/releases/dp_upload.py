@@ -62,6 +62,12 @@ def dp_sgd_bits_bound(steps: int, noise_multiplier: float, batch_size: int) -> f
     return tau * b * b / (2 * sigma * sigma * math.log(2))
 
 
+#: Largest standard deviation ``lr * sigma * C / B`` of the noise on an upload: the
+#: likelihoods sum squared distances over up to ~1e8 coordinates divided by its square,
+#: which stays a finite float64 only well below sqrt(1.8e308) ~ 1e154.
+MAX_UPLOAD_NOISE_STD = 1e100
+
+
 class DPUploadRelease:
     """The target's upload after ``tau`` DP-SGD steps (module docstring).
 
@@ -101,6 +107,15 @@ class DPUploadRelease:
             "momentum", momentum, func=func, low=0, high=1, high_inclusive=False
         )
         self.critic_draws = check_int("critic_draws", critic_draws, func=func, low=2)
+        noise_std = setting.lr * self.sigma * self.clip / batch_size
+        if noise_std > MAX_UPLOAD_NOISE_STD:
+            raise ValueError(
+                f"The 'noise_multiplier' parameter of {func}, times 'max_grad_norm' and the "
+                f"client's lr over B, gives the upload noise of standard deviation "
+                f"{noise_std:.3g}; at most MAX_UPLOAD_NOISE_STD = {MAX_UPLOAD_NOISE_STD:g} "
+                f"is allowed (the likelihoods square it). Got noise_multiplier={self.sigma!r} "
+                f"and max_grad_norm={self.clip!r} instead."
+            )
         self.images, self.labels = secret_data(
             setting, images, labels, batch_size, max_secrets=max_secrets, func=func
         )

@@ -44,9 +44,29 @@ CONFIDENCE = 0.95
 MAX_NOISE_STD = float(torch.finfo(torch.float32).max) / 64
 
 
+#: Largest value of each count of a study, checked before any work starts: each bounds a
+#: loop or an allocation (``attack_targets`` x ``candidates`` draws, ``estimate_draws``
+#: images, ``samples`` likelihood rows), so a larger one is a typo that would run for
+#: days or fail to allocate after the data and model were loaded.
+MAX_COUNTS = {
+    "rounds": 1_000,
+    "local_steps": 1_000,
+    "other_clients": 10_000,
+    "warmup_rounds": 10_000,
+    "samples": 10_000_000,
+    "randomness_draws": 1_000_000,
+    "attack_targets": 10_000,
+    "attack_iterations": 100_000,
+    "estimate_draws": 1_000_000,
+    "estimate_steps": 1_000_000,
+}
+
+
 @dataclass(frozen=True)
 class LeakageConfig:
     """One leakage study: the candidate set, the model, the release, the grid of ``p`` and ``s``.
+
+    Every count below is also at most its entry of :data:`MAX_COUNTS`.
 
     Attributes:
         dataset: candidate images, a name of :data:`DATASET_SIZES` (default the 1,797
@@ -143,10 +163,14 @@ class LeakageConfig:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
             check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
-        check_int("rounds", self.rounds, func=func, low=1)
-        check_int("local_steps", self.local_steps, func=func, low=1)
-        check_int("other_clients", self.other_clients, func=func, low=0)
-        check_int("warmup_rounds", self.warmup_rounds, func=func, low=0)
+        check_int("rounds", self.rounds, func=func, low=1, high=MAX_COUNTS["rounds"])
+        check_int("local_steps", self.local_steps, func=func, low=1, high=MAX_COUNTS["local_steps"])
+        check_int(
+            "other_clients", self.other_clients, func=func, low=0, high=MAX_COUNTS["other_clients"]
+        )
+        check_int(
+            "warmup_rounds", self.warmup_rounds, func=func, low=0, high=MAX_COUNTS["warmup_rounds"]
+        )
         if self.warmup_batch_size is None:
             object.__setattr__(self, "warmup_batch_size", self.batch_size)
         check_int("warmup_batch_size", self.warmup_batch_size, func=func, low=1)
@@ -182,10 +206,28 @@ class LeakageConfig:
                 f"than one step or round, or a defense); at most {MAX_SECRETS} are allowed. "
                 f"Got {self.batch_size} instead: lower it or 'candidates'."
             )
-        check_int("samples", self.samples, func=func, low=2)
-        check_int("randomness_draws", self.randomness_draws, func=func, low=2)
-        check_int("attack_targets", self.attack_targets, func=func, low=1)
-        check_int("attack_iterations", self.attack_iterations, func=func, low=1)
+        check_int("samples", self.samples, func=func, low=2, high=MAX_COUNTS["samples"])
+        check_int(
+            "randomness_draws",
+            self.randomness_draws,
+            func=func,
+            low=2,
+            high=MAX_COUNTS["randomness_draws"],
+        )
+        check_int(
+            "attack_targets",
+            self.attack_targets,
+            func=func,
+            low=1,
+            high=MAX_COUNTS["attack_targets"],
+        )
+        check_int(
+            "attack_iterations",
+            self.attack_iterations,
+            func=func,
+            low=1,
+            high=MAX_COUNTS["attack_iterations"],
+        )
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         if self.stats_samples is None:
             object.__setattr__(self, "stats_samples", min(256, self.candidates))
@@ -196,14 +238,26 @@ class LeakageConfig:
             for n in sizes:
                 check_int("theorem1_sample_sizes", n, func=func, low=2, high=self.candidates)
         if self.estimate_draws != 0:
-            check_int("estimate_draws", self.estimate_draws, func=func, low=16)
+            check_int(
+                "estimate_draws",
+                self.estimate_draws,
+                func=func,
+                low=16,
+                high=MAX_COUNTS["estimate_draws"],
+            )
             if not self.one_step:
                 raise ValueError(
                     f"The 'estimate_draws' parameter of {func} must be 0 for a release other "
                     "than one FedSGD step without a defense (the estimators see one step). "
                     f"Got {self.estimate_draws} instead."
                 )
-        check_int("estimate_steps", self.estimate_steps, func=func, low=1)
+        check_int(
+            "estimate_steps",
+            self.estimate_steps,
+            func=func,
+            low=1,
+            high=MAX_COUNTS["estimate_steps"],
+        )
         check_lr("client_lr", self.client_lr, func=func)
         check_seed(self.seed, func=func)
         check_device(self.device, func=func)

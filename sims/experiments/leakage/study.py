@@ -257,12 +257,15 @@ def _random_release(world: World, state: RoundState, p: float, s: float) -> tupl
     return fields, (torch.where(flags, clean, 0.0), flags)
 
 
-def _check_attackable(noisy: torch.Tensor, lr: float, s: float) -> None:
-    """Refuse noise whose target gradients ``noisy / lr`` the attacks cannot hold: they
-    match squared gradient distances in float32, which overflow past its largest value
-    (the attack would then diverge and blame its own step size)."""
+def _check_attackable(noisy: torch.Tensor, state, lr: float, s: float) -> None:
+    """Refuse noise whose target gradients ``(w - noisy) / lr`` (on the kept coordinates)
+    the attacks cannot hold: they match squared gradient distances in float32, which
+    overflow past its largest value (the attack would then diverge and blame its own step
+    size)."""
     largest = torch.finfo(torch.float32).max
-    squared_norm = float((noisy / lr).square().sum(dim=-1).max())
+    weights = torch.cat([t.flatten() for t in state.broadcast.values()])[state.mask.flatten()]
+    gradients = (weights.to(noisy) - noisy) / lr
+    squared_norm = float(gradients.square().sum(dim=-1).max())
     if not squared_norm < largest:
         raise ValueError(
             f"The 'noise_stds' parameter of LeakageConfig must keep the attacked gradient's "
@@ -282,7 +285,7 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
     else:
         fields, clean = _rounds(world, state, p, s)
     noisy = _noisy(clean, shared, s, seed_of(config.seed, p, s, "noise"))
-    _check_attackable(noisy, config.client_lr, s)
+    _check_attackable(noisy, state, config.client_lr, s)
     sent = [world.sent(state.mask, row) for row in noisy]
     results = run_attacks(world, state, sent, seed_of(config.seed, p, s, "attack"))
     summary, kept = describe(world, results)
