@@ -42,7 +42,7 @@ class FedLTPConfig:
         local_steps: tau in [1, MAX_LOCAL_STEPS] DP-SGD iterations per selected client and
             round (paper 300).
         max_grad_norm: clipping threshold C > 0 (paper 10).
-        noise_multiplier: sigma >= 0, noise std sigma * C (paper 1.4).
+        noise_multiplier: sigma >= 0, noise std sigma * C <= FLOAT32_MAX (paper 1.4).
         batch_size: expected local batch size B >= 1 (paper 10); each client samples
             every record with probability B / n_i (Poisson, see :mod:`sims.fedltp.dp_local`).
         clipping: ``"per_example"`` (DP-SGD through Opacus, l2 sensitivity C) or
@@ -119,6 +119,12 @@ class FedLTPConfig:
         check_real("client_rate", self.client_rate, func=func, low=0, high=1, low_inclusive=False)
         check_real("max_grad_norm", self.max_grad_norm, func=func, low=0, low_inclusive=False)
         check_real("noise_multiplier", self.noise_multiplier, func=func, low=0)
+        if self.noise_multiplier * self.max_grad_norm > FLOAT32_MAX:
+            raise ValueError(
+                f"The noise std 'noise_multiplier' * 'max_grad_norm' of {func} must be at most "
+                f"{FLOAT32_MAX:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
+                f"* {self.max_grad_norm!r} instead."
+            )
         check_choice("clipping", self.clipping, func=func, choices=CLIPPING)
         for name in ("lr", "ticket_lr"):
             check_real(

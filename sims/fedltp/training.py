@@ -537,9 +537,8 @@ def _diverged(config: FedLTPConfig, t: int, lr: float) -> ValueError:
         f"Fed-LTP's local training diverged in round {t}: a client's weights are no longer "
         f"finite (float32). A step moves a weight by up to lr * (max_grad_norm + "
         f"noise_multiplier * max_grad_norm * N(0, 1)) / batch_size; lower 'lr' "
-        f"(lr={config.lr!r}, {lr!r} in this round), 'max_grad_norm' "
-        f"(max_grad_norm={config.max_grad_norm!r}) or 'noise_multiplier' "
-        f"(noise_multiplier={config.noise_multiplier!r})."
+        f"({config.lr!r}; {lr!r} in this round), 'max_grad_norm' ({config.max_grad_norm!r}) "
+        f"or 'noise_multiplier' ({config.noise_multiplier!r})."
     )
 
 
