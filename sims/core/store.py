@@ -191,11 +191,10 @@ def _results_path(path, *, func: str) -> Path:
     path = Path(path)
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:  # not there yet: a writer creates it
-        return path
-    except OSError as err:  # a symbolic link loop (ELOOP), a file in a file's place...
-        what = "a symbolic link loop" if err.errno == errno.ELOOP else err.strerror
-        raise ValueError(f"The results file {path} cannot be opened: {what}.") from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise ValueError(f"The results file {path} is a symbolic link loop.") from None
+        return path  # not there yet (a writer creates it); other errors where it is opened
     if stat.S_ISDIR(mode):
         raise ValueError(
             f"The results file {path} is a directory; name a file in it, such as "
