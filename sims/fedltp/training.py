@@ -213,10 +213,7 @@ class _Checkpoints:
             state = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as err:  # truncated, random bytes, a forbidden global: torch
             # raises RuntimeError, UnpicklingError, EOFError... report them all alike
-            first = (str(err).strip().splitlines() or [""])[0]
-            raise self._damaged(
-                path, f"it cannot be read ({type(err).__name__}: {first})"
-            ) from None
+            raise self._damaged(path, f"it cannot be read ({_reason(err)})") from None
         self._check(state, path, t)
         return state
 
@@ -279,6 +276,17 @@ class _Checkpoints:
 
     def drop(self, t: int) -> None:
         self.path(t).unlink(missing_ok=True)
+
+
+def _reason(err: Exception) -> str:
+    """Why ``torch.load`` failed, in one line: for the weights-only unpickler, its reason
+    (the global it refused) rather than its opening advice to load the file with
+    ``weights_only=False``."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()] or [""]
+    if lines[0].startswith("Weights only load failed") and len(lines) > 1:
+        reason = next((line for line in lines[1:] if not line.startswith("Please file")), "")
+        return f"refused by torch.load(weights_only=True): {reason}"
+    return f"{type(err).__name__}: {lines[0]}"
 
 
 def run_key(

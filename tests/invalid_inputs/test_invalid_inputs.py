@@ -17,7 +17,17 @@ from invalid_case import ApiCase, CliCase
 
 from sims.cli import main
 
-TABLES = ("accounting", "priprune", "estimators", "store", "cli", "sims", "files")
+TABLES = (
+    "accounting",
+    "priprune",
+    "estimators",
+    "store",
+    "cli",
+    "sims",
+    "files",
+    "checkpoints",
+    "fedltp",
+)
 ALL_CASES = [
     case for table in TABLES for case in importlib.import_module(f"invalid_cases_{table}").CASES
 ]
