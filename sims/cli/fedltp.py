@@ -16,6 +16,7 @@ download plus upload, 4 bytes per transmitted value).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from functools import partial
 
@@ -195,6 +196,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
+#: FedLTPConfig field (or run_fedltp parameter) -> the option that sets it, so that an
+#: error about a value given on the command line names the option.
+OPTIONS = {
+    "num_clients": "--clients",
+    "client_rate": "--client-rate",
+    "local_steps": "--local-steps",
+    "max_grad_norm": "--clip",
+    "noise_multiplier": "--sigma",
+    "batch_size": "--batch-size",
+    "clipping": "--clipping",
+    "lr": "--lr",
+    "lr_decay": "--lr-decay",
+    "momentum": "--momentum",
+    "lambda_val": "--lambda-val",
+    "epsilon": "--epsilon",
+    "delta": "--delta",
+    "rounds": "--rounds",
+    "prune_degree": "--prune-degree",
+    "num_tickets": "--tickets",
+    "ticket_steps": "--ticket-steps",
+    "pruning": "--pruning",
+    "further_prune": "--further-prune",
+    "partition": "--partition",
+    "dirichlet_alpha": "--alpha",
+    "seed": "--seed",
+    "upload_keep": "--keep",
+}
+
+
+def in_options(err: ValueError) -> ValueError:
+    """``err`` with each quoted name of :data:`OPTIONS` (``'noise_multiplier'``, or
+    ``The 'lr' parameter of FedLTPConfig``) replaced by its option (``--sigma``)."""
+
+    def option(match: re.Match) -> str:
+        return OPTIONS.get(match["name"], match[0])
+
+    text = re.sub(r"The '(?P<name>\w+)' parameter of \w+", option, str(err))
+    return ValueError(re.sub(r"'(?P<name>\w+)'", option, text))
+
+
 def config_from_args(args: argparse.Namespace) -> FedLTPConfig:
     """The :class:`FedLTPConfig` the parsed arguments describe (ValueError if invalid)."""
     return FedLTPConfig(
@@ -224,6 +265,13 @@ def config_from_args(args: argparse.Namespace) -> FedLTPConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ValueError as err:
+        raise in_options(err) from err
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.keep is not None and args.variant != "fed-spa":
         raise ValueError(f"--keep applies to --variant fed-spa only. Got --variant {args.variant}.")
     keep = (args.keep or DEFAULT_KEEP) if args.variant == "fed-spa" else None

@@ -76,9 +76,38 @@ def load_reconstructions(
     directory: str | os.PathLike, key: str
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(originals, reconstructions)`` as float32 from :func:`reconstruction_path`, or
-    None when the job wrote no file there (it ran before images were kept, or elsewhere)."""
+    None when the job wrote no file there (it ran before images were kept, or elsewhere).
+
+    The file is read with ``allow_pickle=False``: an object array (whose unpickling could
+    run code) is refused unread. A file that is not a regular file, not an ``.npz``
+    archive, or does not hold the two arrays :func:`save_reconstructions` writes is a
+    ValueError naming the file.
+    """
     path = reconstruction_path(directory, key)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    with np.load(path) as data:
-        return data["originals"].astype(np.float32), data["reconstructions"].astype(np.float32)
+    if not path.is_file():  # a folder, a FIFO or device open() would block on, a bad link
+        raise _damaged(path, "it is not a regular file")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            members = {name: data[name] for name in data.files}
+    except Exception as err:  # not a zip, truncated, an object array: numpy and zipfile
+        # raise BadZipFile, EOFError, OSError, ValueError...; report them all alike
+        raise _damaged(path, f"it cannot be read ({type(err).__name__}: {err})") from None
+    if sorted(members) != ["originals", "reconstructions"]:
+        raise _damaged(path, f"it holds {sorted(members)}, not ['originals', 'reconstructions']")
+    arrays = members["originals"], members["reconstructions"]
+    for name, array in zip(("originals", "reconstructions"), arrays, strict=True):
+        if array.dtype != np.float16 or array.ndim != 4 or array.shape[0] < 1:
+            raise _damaged(
+                path, f"its {name} are {array.dtype} {array.shape}, not float16 (N, C, H, W)"
+            )
+        if not ((array >= 0) & (array <= 1)).all():
+            raise _damaged(path, f"its {name} hold values outside [0, 1] (or NaN)")
+    if arrays[0].shape != arrays[1].shape:
+        raise _damaged(path, f"its arrays differ in shape: {arrays[0].shape}, {arrays[1].shape}")
+    return arrays[0].astype(np.float32), arrays[1].astype(np.float32)
+
+
+def _damaged(path: Path, why: str) -> ValueError:
+    return ValueError(f"The reconstructions file {path} is damaged: {why}.")

@@ -32,12 +32,14 @@ changing anything.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
 import math
 import os
 import shlex
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -199,10 +201,27 @@ def _results_path(path, *, func: str) -> Path:
     if not os.fspath(path):
         raise ValueError(f"The 'path' parameter of {func} must name a file. Got '' instead.")
     path = Path(path)
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise ValueError(f"The results file {path} is a symbolic link loop.") from None
+        return path  # not there yet (a writer creates it); other errors where it is opened
+    if stat.S_ISDIR(mode):
         raise ValueError(
             f"The results file {path} is a directory; name a file in it, such as "
             f"{path / 'results.jsonl'}."
+        )
+    if not stat.S_ISREG(mode):  # reading a FIFO or a device would block or never end
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket or other special file"
+        )
+        raise ValueError(
+            f"The results file {path} is {kind}, not a regular file; name a JSON-lines file."
         )
     return path
 
@@ -409,6 +428,11 @@ def _classify(data: bytes) -> tuple[list[bytes], list[Problem]]:
 def _existing(path, func: str) -> Path:
     path = _results_path(path, func=func)
     if not path.exists():
+        if path.is_symlink():
+            raise ValueError(
+                f"The results file {path} is a broken symbolic link (to {os.readlink(path)}, "
+                "which does not exist)."
+            )
         raise ValueError(f"The results file {path} does not exist.")
     return path
 

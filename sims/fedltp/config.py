@@ -18,6 +18,14 @@ from dataclasses import asdict, dataclass
 from bounds.validation import check_choice, check_int, check_real
 from sims.core.runtime import check_seed
 
+#: The most rounds and local steps of a run: far beyond the paper's T = 50 and tau = 300,
+#: and small enough that the accounting and the batch draws of a run stay fast.
+MAX_ROUNDS = 10_000
+MAX_LOCAL_STEPS = 100_000
+#: The largest float32: weights are float32, so a larger learning rate cannot even be
+#: multiplied into a step.
+FLOAT32_MAX = 3.4028234663852886e38
+
 PRUNING = ("one_shot", "iterative")
 CLIPPING = ("per_example", "batch")
 PARTITIONS = ("iid", "dirichlet")
@@ -31,27 +39,31 @@ class FedLTPConfig:
         num_clients: U >= 1 (paper 50).
         client_rate: q in (0, 1], clients selected per round K = max(1, round(q U))
             (paper 0.1).
-        local_steps: tau >= 1 DP-SGD iterations per selected client and round (paper 300).
+        local_steps: tau in [1, MAX_LOCAL_STEPS] DP-SGD iterations per selected client and
+            round (paper 300).
         max_grad_norm: clipping threshold C > 0 (paper 10).
-        noise_multiplier: sigma >= 0, noise std sigma * C (paper 1.4).
+        noise_multiplier: sigma >= 0, noise std sigma * C <= FLOAT32_MAX (paper 1.4).
         batch_size: expected local batch size B >= 1 (paper 10); each client samples
             every record with probability B / n_i (Poisson, see :mod:`sims.fedltp.dp_local`).
         clipping: ``"per_example"`` (DP-SGD through Opacus, l2 sensitivity C) or
             ``"batch"`` (line 15 of Algorithm 2 as printed: the mini-batch gradient is
             clipped, sensitivity 2C, accounted at noise multiplier sigma / 2).
-        lr: local learning rate eta > 0 (paper 0.01); lr_decay in (0, 1] per round (0.99).
+        lr: local learning rate eta in (0, FLOAT32_MAX] (paper 0.01); lr_decay in (0, 1]
+            per round (0.99). Training that still diverges (non-finite weights) stops
+            with a ValueError naming lr, max_grad_norm and noise_multiplier.
         momentum: local SGD momentum in [0, 1) (paper 0.5).
         lambda_val: Laplace scale of each validation score (eq. 17, sensitivity 1), > 0
             (not in the paper: 10).
         epsilon: total budget > 0 in nats at ``delta`` (not in the paper: 8).
         delta: in (0, 1) (paper 1e-3).
-        rounds: T >= 1, the most rounds run (paper 50).
+        rounds: T in [1, MAX_ROUNDS], the most rounds run (paper 50).
         prune_degree: Pr in [0, 1), the fraction of each layer's remaining weights pruned
             per pruning iteration of Algorithm 1 (not in the paper: 0.5).
         ticket_iterations: pruning iterations per ticket, >= 1 (Algorithm 1 as printed: 1).
         num_tickets: M >= 1 (not in the paper: 3).
         ticket_steps: k >= 1 training iterations per pruning iteration (not in the paper: 200).
-        ticket_lr: learning rate of ticket training > 0 (paper 1.2e-3, Adam).
+        ticket_lr: learning rate of ticket training in (0, FLOAT32_MAX] (paper 1.2e-3,
+            Adam).
         ticket_batch_size: >= 1 (not in the paper: 64).
         temperature: > 0, the softmax of eq. 10 divides V by it (eq. 10 as printed: 1).
         pruning: ``"one_shot"`` (eq. 11) or ``"iterative"`` (eq. 12-16).
@@ -93,11 +105,11 @@ class FedLTPConfig:
 
     def __post_init__(self) -> None:
         func = "FedLTPConfig"
+        check_int("rounds", self.rounds, func=func, low=1, high=MAX_ROUNDS)
+        check_int("local_steps", self.local_steps, func=func, low=1, high=MAX_LOCAL_STEPS)
         for name in (
             "num_clients",
-            "local_steps",
             "batch_size",
-            "rounds",
             "ticket_iterations",
             "num_tickets",
             "ticket_steps",
@@ -107,8 +119,18 @@ class FedLTPConfig:
         check_real("client_rate", self.client_rate, func=func, low=0, high=1, low_inclusive=False)
         check_real("max_grad_norm", self.max_grad_norm, func=func, low=0, low_inclusive=False)
         check_real("noise_multiplier", self.noise_multiplier, func=func, low=0)
+        if self.noise_multiplier * self.max_grad_norm > FLOAT32_MAX:
+            raise ValueError(
+                f"The noise std 'noise_multiplier' * 'max_grad_norm' of {func} must be at most "
+                f"{FLOAT32_MAX:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
+                f"* {self.max_grad_norm!r} instead."
+            )
         check_choice("clipping", self.clipping, func=func, choices=CLIPPING)
-        for name in ("lr", "ticket_lr", "temperature", "lambda_val", "epsilon"):
+        for name in ("lr", "ticket_lr"):
+            check_real(
+                name, getattr(self, name), func=func, low=0, high=FLOAT32_MAX, low_inclusive=False
+            )
+        for name in ("temperature", "lambda_val", "epsilon"):
             check_real(name, getattr(self, name), func=func, low=0, low_inclusive=False)
         check_real("lr_decay", self.lr_decay, func=func, low=0, high=1, low_inclusive=False)
         check_real("momentum", self.momentum, func=func, low=0, high=1, high_inclusive=False)

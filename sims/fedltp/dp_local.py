@@ -167,7 +167,13 @@ class DPLocalTrainer:
     ) -> dict[str, torch.Tensor]:
         """``steps`` DP-SGD iterations from ``params`` on one client's data (already on
         the device); returns the new weights (pruned ones 0). ``seed`` drives the batch
-        draws (CPU) and the noise (on the device)."""
+        draws (CPU) and the noise (on the device).
+
+        Afterwards :attr:`finite` is a 0-d boolean tensor on the device: whether every
+        weight was finite after every step. It is accumulated on the device and not read
+        here, so the steps never wait for the device; the caller reads it once per round
+        (so a client's weight that overflowed is caught even when Fed-SPA's upload mask
+        keeps it from the server)."""
         func = "DPLocalTrainer.train"
         steps = check_int("steps", steps, func=func, low=1)
         lr = check_real("lr", lr, func=func, low=0, low_inclusive=False)
@@ -180,12 +186,15 @@ class DPLocalTrainer:
         # the loop below never waits for the device (their sizes are host integers)
         drawn = self.draw_batches(n, steps=steps, seed=seed)
         chosen_all = torch.cat(drawn).to(self.device)
+        finite = torch.ones((), dtype=torch.bool, device=self.device)
         for chosen in chosen_all.split([len(d) for d in drawn]):
             self.private_gradient(optimizer, keep, images[chosen], labels[chosen])
             sgd.step()
             with torch.no_grad():
                 for name, p in named:
                     p.mul_(keep[name])
+                    finite &= torch.isfinite(p).all()
+        self.finite = finite
         if self.clipping == "per_example":
             optimizer.zero_grad(set_to_none=True)
         return current_params(self.base)

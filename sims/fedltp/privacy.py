@@ -19,15 +19,25 @@ twice (see ``bounds.accounting``); :mod:`bounds.claims.fedltp` records both defe
 from __future__ import annotations
 
 from bounds.accounting import DEFAULT_ORDERS, fedltp_epsilon_corrected
-from bounds.validation import check_int
+from bounds.validation import check_int, check_real
 from sims.fedltp.config import FedLTPConfig
 
 
 def epsilon_after(
     config: FedLTPConfig, rounds: int, *, sampling_rate: float, orders=DEFAULT_ORDERS
 ) -> float:
-    """Epsilon (nats, at ``config.delta``) after ``rounds >= 1`` rounds of the schedule."""
-    rounds = check_int("rounds", rounds, func="epsilon_after", low=1)
+    """Epsilon (nats, at ``config.delta``) after ``rounds >= 1`` rounds of the schedule;
+    ``sampling_rate`` is q~ in (0, 1]."""
+    func = "epsilon_after"
+    rounds = check_int("rounds", rounds, func=func, low=1)
+    return _epsilon(config, rounds, _sampling_rate(sampling_rate, func), orders)
+
+
+def _sampling_rate(value, func: str) -> float:
+    return check_real("sampling_rate", value, func=func, low=0, high=1, low_inclusive=False)
+
+
+def _epsilon(config: FedLTPConfig, rounds: int, sampling_rate: float, orders) -> float:
     eps, _ = fedltp_epsilon_corrected(
         rounds - 1,
         q=sampling_rate,
@@ -43,10 +53,19 @@ def epsilon_after(
 
 def affordable_rounds(config: FedLTPConfig, *, sampling_rate: float, orders=DEFAULT_ORDERS) -> int:
     """The most rounds (<= ``config.rounds``) whose epsilon stays within ``config.epsilon``:
-    the loop stops before the first round that would exceed it (0 if the first does)."""
-    done = 0
-    for t in range(1, config.rounds + 1):
-        if epsilon_after(config, t, sampling_rate=sampling_rate, orders=orders) > config.epsilon:
-            break
-        done = t
-    return done
+    the loop stops before the first round that would exceed it (0 if the first does).
+
+    Epsilon grows with the rounds (the RDP of each order is linear in them and the
+    conversion is increasing in the RDP), so a bisection finds the answer in
+    ``log2(config.rounds) + 1`` accounting calls (about 15 for 10,000 rounds, not one per
+    round).
+    """
+    rate = _sampling_rate(sampling_rate, "affordable_rounds")
+    low, high = 0, config.rounds  # epsilon_after(low) fits (or low = 0); find the last fit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _epsilon(config, middle, rate, orders) <= config.epsilon:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -39,9 +39,11 @@ the server averages each coordinate over the clients that uploaded it).
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -81,10 +83,12 @@ class FedLTPResult:
         records: the per-round records, round order (also in the store).
         rounds_run: rounds completed. stopped_by_budget: whether the budget ended the run.
         epsilon: the privacy loss of the rounds run (nats; 0 if none).
-        best_round: the round of the largest noisy score (0: the ticket itself).
-        best_params, final_params: the kept (eq. 19) and the last global weights.
-        ticket_index, ticket_scores: the ticket drawn by eq. 10 and every ticket's V.
-        ticket_mask: the ticket's mask.
+
+    The server state (properties :attr:`best_round`, :attr:`best_params`,
+    :attr:`final_params`, :attr:`ticket_index`, :attr:`ticket_scores`,
+    :attr:`ticket_mask`) is the one the run ended with; for a run that had finished
+    before the call it is read from the run's last checkpoint when first asked for, so
+    that rerunning a finished run reads its records only.
     """
 
     run: str
@@ -92,12 +96,46 @@ class FedLTPResult:
     rounds_run: int
     stopped_by_budget: bool
     epsilon: float
-    best_round: int
-    best_params: dict[str, torch.Tensor]
-    final_params: dict[str, torch.Tensor]
-    ticket_index: int
-    ticket_scores: list[int]
-    ticket_mask: Mask
+    _state: dict | None = field(default=None, repr=False)
+    _load_state: Callable[[], dict] | None = field(default=None, repr=False)
+
+    @property
+    def state(self) -> dict:
+        """The server state (see the class docstring); ValueError if its checkpoint is
+        missing or damaged."""
+        if self._state is None:
+            self._state = self._load_state()
+        return self._state
+
+    @property
+    def best_round(self) -> int:
+        """The round of the largest noisy score (0: the ticket itself)."""
+        return self.state["best_round"]
+
+    @property
+    def best_params(self) -> dict[str, torch.Tensor]:
+        """The kept global weights (eq. 19)."""
+        return self.state["best"]
+
+    @property
+    def final_params(self) -> dict[str, torch.Tensor]:
+        """The last global weights."""
+        return self.state["global"]
+
+    @property
+    def ticket_index(self) -> int:
+        """The ticket drawn by eq. 10 (-1 for a baseline)."""
+        return self.state["ticket_index"]
+
+    @property
+    def ticket_scores(self) -> list[int]:
+        """Every ticket's score V."""
+        return self.state["ticket_scores"]
+
+    @property
+    def ticket_mask(self) -> Mask:
+        """The ticket's mask."""
+        return Mask(dict(self.state["ticket_mask"]))
 
 
 def noisy_scores(scores, *, lambda_val: float, rng: np.random.Generator) -> np.ndarray:
@@ -121,12 +159,39 @@ def _aggregate(global_params, deltas, masks) -> dict[str, torch.Tensor]:
     return out
 
 
+#: The entries of a checkpoint: the run and round it belongs to, then the server state.
+_STATE_KEYS = frozenset(
+    {
+        "run",
+        "round",
+        "global",
+        "best",
+        "best_score",
+        "best_round",
+        "ticket_mask",
+        "ticket_index",
+        "ticket_scores",
+    }
+)
+
+
 class _Checkpoints:
     """Server state after round ``t`` as ``<dir>/round=<t>.pt``, written atomically; the
-    previous one is removed once the next round's record is in the store."""
+    previous one is removed once the next round's record is in the store.
 
-    def __init__(self, folder: Path):
+    A checkpoint holds tensors, numbers, strings, lists and dicts only, so it is read with
+    ``torch.load(weights_only=True)``: a file that would build any other object (a pickle
+    that runs a command) is refused before anything in it runs. What is read must then be
+    a checkpoint of this run (``run``) and round, with a float tensor of the model's shape
+    for every weight and a boolean one for every mask flag (``shapes``); anything else (a
+    truncated or foreign file, another run's, another round's) is a ValueError naming the
+    file.
+    """
+
+    def __init__(self, folder: Path, *, run: str, shapes: dict[str, tuple[int, ...]]):
         self.folder = folder
+        self.run = run
+        self.shapes = shapes
         folder.mkdir(parents=True, exist_ok=True)
 
     def path(self, t: int) -> Path:
@@ -134,15 +199,94 @@ class _Checkpoints:
 
     def save(self, t: int, state: dict) -> None:
         tmp = self.path(t).with_suffix(".tmp")
-        torch.save(state, tmp)
+        torch.save({**state, "run": self.run, "round": t}, tmp)
         os.replace(tmp, self.path(t))
 
     def load(self, t: int) -> dict | None:
+        """The state after round ``t``, or None when no file is there."""
         path = self.path(t)
-        return torch.load(path, map_location="cpu", weights_only=False) if path.exists() else None
+        if not path.exists():
+            return None
+        if not path.is_file():  # a folder, or a FIFO or device that open() would block on
+            raise self._damaged(path, "it is not a regular file")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # truncated, random bytes, a forbidden global: torch
+            # raises RuntimeError, UnpicklingError, EOFError... report them all alike
+            raise self._damaged(path, f"it cannot be read ({_reason(err)})") from None
+        self._check(state, path, t)
+        return state
+
+    def _check(self, state, path: Path, t: int) -> None:
+        if not isinstance(state, dict) or set(state) != _STATE_KEYS:
+            found = sorted(map(str, state)) if isinstance(state, dict) else type(state).__name__
+            raise self._damaged(path, f"it holds {found}, not a Fed-LTP server state")
+        if state["run"] != self.run:
+            raise self._damaged(path, f"it belongs to run {state['run']!r}, not {self.run!r}")
+        if state["round"] != t:
+            raise self._damaged(path, f"it holds round {state['round']!r}, not round {t}")
+        for part, floating in (("global", True), ("best", True), ("ticket_mask", False)):
+            self._check_tensors(state[part], path, part, floating=floating)
+        best = state["best_round"]
+        if not (isinstance(best, int) and 0 <= best <= t):
+            raise self._damaged(path, f"its best_round {best!r} is not an integer in [0, {t}]")
+        if not isinstance(state["best_score"], float) or math.isnan(state["best_score"]):
+            raise self._damaged(path, f"its best_score {state['best_score']!r} is not a number")
+        scores = state["ticket_scores"]
+        if not isinstance(scores, list) or not all(isinstance(s, int) for s in scores):
+            raise self._damaged(path, f"its ticket_scores {scores!r} are not a list of integers")
+        if not isinstance(state["ticket_index"], int):
+            raise self._damaged(
+                path, f"its ticket_index {state['ticket_index']!r} is not an integer"
+            )
+
+    def _check_tensors(self, tensors, path: Path, part: str, *, floating: bool) -> None:
+        if not isinstance(tensors, dict) or set(tensors) != set(self.shapes):
+            names = sorted(tensors) if isinstance(tensors, dict) else type(tensors).__name__
+            raise self._damaged(
+                path, f"its {part!r} holds {names}, not the model's {sorted(self.shapes)}"
+            )
+        for name, value in tensors.items():
+            kind = "a float" if floating else "a boolean"
+            if (
+                not isinstance(value, torch.Tensor)
+                or value.is_floating_point() != floating
+                or (not floating and value.dtype != torch.bool)
+                or tuple(value.shape) != self.shapes[name]
+            ):
+                got = (
+                    f"{value.dtype} {tuple(value.shape)}"
+                    if isinstance(value, torch.Tensor)
+                    else type(value).__name__
+                )
+                raise self._damaged(
+                    path,
+                    f"its {part}[{name!r}] is {got}, not {kind} tensor of shape "
+                    f"{self.shapes[name]}",
+                )
+            if floating and not bool(torch.isfinite(value).all()):
+                raise self._damaged(path, f"its {part}[{name!r}] holds non-finite weights")
+
+    @staticmethod
+    def _damaged(path: Path, why: str) -> ValueError:
+        return ValueError(
+            f"The Fed-LTP checkpoint {path} is damaged: {why}. Delete the run's records "
+            f"and checkpoints to start it over."
+        )
 
     def drop(self, t: int) -> None:
         self.path(t).unlink(missing_ok=True)
+
+
+def _reason(err: Exception) -> str:
+    """Why ``torch.load`` failed, in one line: for the weights-only unpickler, its reason
+    (the global it refused) rather than its opening advice to load the file with
+    ``weights_only=False``."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()] or [""]
+    if lines[0].startswith("Weights only load failed") and len(lines) > 1:
+        reason = next((line for line in lines[1:] if not line.startswith("Please file")), "")
+        return f"refused by torch.load(weights_only=True): {reason}"
+    return f"{type(err).__name__}: {lines[0]}"
 
 
 def run_key(
@@ -211,10 +355,12 @@ def run_fedltp(
             )
     device = resolve_device(device)
     run = run_key(config, name=name, variant=variant, upload_keep=upload_keep)
+    model = model_factory().to(device)
+    shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
     checkpoints = None
     if store is not None:
         folder = checkpoint_dir or store.path.with_name(store.path.name + ".ckpt")
-        checkpoints = _Checkpoints(Path(folder) / run)
+        checkpoints = _Checkpoints(Path(folder) / run, run=run, shapes=shapes)
     records = (
         sorted(
             (r for r in store.records() if r.get("run") == run and "round" in r),
@@ -229,12 +375,18 @@ def run_fedltp(
         else None
     )
     start = records[-1]["round"] if records else 0
+    if stop is not None:  # finished before: its records say it all, no checkpoint is read
+        return FedLTPResult(
+            run=run,
+            records=records,
+            rounds_run=len(records),
+            stopped_by_budget=stop.get("reason") == "budget",
+            epsilon=records[-1]["epsilon"] if records else 0.0,
+            _load_state=partial(_required_state, checkpoints, start, func),
+        )
     state = checkpoints.load(start) if checkpoints is not None else None
     if state is None and start > 0:
-        raise ValueError(
-            f"The 'checkpoint_dir' of {func} holds no checkpoint of round {start} of run {run}; "
-            f"cannot resume (delete the run's records to start over)."
-        )
+        _required_state(checkpoints, start, func)
     sizes = [len(c) for c in data.clients_train]
     sampling_rate = min(1.0, config.batch_size / min(sizes))
     if state is None and variant != "fedltp":
@@ -280,7 +432,6 @@ def run_fedltp(
             checkpoints.save(0, state)
     base = Mask({k: v.to(device) for k, v in state["ticket_mask"].items()})
     global_params = {k: v.to(device) for k, v in state["global"].items()}
-    model = model_factory().to(device)
     trainer = DPLocalTrainer(
         model,
         clipping=config.clipping,
@@ -293,9 +444,9 @@ def run_fedltp(
     train = [(c.images.to(device), c.labels.to(device)) for c in data.clients_train]
     k = config.clients_per_round
     total_bytes = records[-1]["bytes_cumulative"] if records else 0
-    stopped = stop is not None and stop.get("reason") == "budget"
+    stopped = False
     t = start
-    while stop is None and t < config.rounds:
+    while t < config.rounds:
         t += 1
         eps = epsilon_after(config, t, sampling_rate=sampling_rate)
         if eps > config.epsilon:
@@ -313,6 +464,7 @@ def run_fedltp(
             masks = [nested[j] for j in rng.permutation(k)]
         lr = config.lr * config.lr_decay ** (t - 1)
         deltas, uploads = [], []
+        finite = torch.ones((), dtype=torch.bool, device=device)
         for client, mask in zip(selected, masks, strict=True):
             start_params = mask.apply(global_params)
             new = trainer.train(
@@ -332,7 +484,10 @@ def run_fedltp(
                 delta = upload.apply(delta)
             deltas.append(delta)
             uploads.append(upload)
+            finite &= trainer.finite
         global_params = _aggregate(global_params, deltas, uploads)
+        if not bool(finite):  # one read per round (DPLocalTrainer.train accumulates it)
+            raise _diverged(config, t, lr)
         load_params(trainer.base, global_params)
         scores = [count_correct(trainer.base, data.clients_val[c], device) for c in selected]
         score = float(noisy_scores(scores, lambda_val=config.lambda_val, rng=rng).sum())
@@ -368,20 +523,40 @@ def run_fedltp(
         records.append(record)
         if on_round is not None:
             on_round(record)
-    if store is not None and stop is None:
+    if store is not None:
         reason = "budget" if stopped else "rounds"
         store.append({"key": f"{run}/stop", "run": run, "reason": reason, "rounds_run": t})
-    eps_total = records[-1]["epsilon"] if records else 0.0
+    state["global"] = {n: v.cpu() for n, v in global_params.items()}
     return FedLTPResult(
         run=run,
         records=records,
         rounds_run=len(records),
         stopped_by_budget=stopped,
-        epsilon=eps_total,
-        best_round=state["best_round"],
-        best_params=state["best"],
-        final_params={n: v.cpu() for n, v in global_params.items()},
-        ticket_index=state["ticket_index"],
-        ticket_scores=state["ticket_scores"],
-        ticket_mask=Mask(dict(state["ticket_mask"])),
+        epsilon=records[-1]["epsilon"] if records else 0.0,
+        _state={k: v for k, v in state.items() if k not in ("run", "round")},
     )
+
+
+def _diverged(config: FedLTPConfig, t: int, lr: float) -> ValueError:
+    """The error of a round whose local training left a non-finite weight, naming what
+    sets the size of a step: the learning rate, and the clipping threshold and noise
+    multiplier (the noise std is their product)."""
+    return ValueError(
+        f"Fed-LTP's local training diverged in round {t}: a client's weights are no longer "
+        f"finite (float32). A step moves a weight by up to lr * (max_grad_norm + "
+        f"noise_multiplier * max_grad_norm * N(0, 1)) / batch_size; lower 'lr' "
+        f"({config.lr!r}; {lr!r} in this round), 'max_grad_norm' ({config.max_grad_norm!r}) "
+        f"or 'noise_multiplier' ({config.noise_multiplier!r})."
+    )
+
+
+def _required_state(checkpoints: _Checkpoints | None, t: int, func: str) -> dict:
+    """The state after round ``t`` from its checkpoint, or ValueError when there is none."""
+    state = checkpoints.load(t) if checkpoints is not None else None
+    if state is None:
+        where = checkpoints.folder if checkpoints is not None else "(no store)"
+        raise ValueError(
+            f"The 'checkpoint_dir' of {func}, {where}, holds no checkpoint of round {t}; "
+            f"cannot resume (delete the run's records to start over)."
+        )
+    return state

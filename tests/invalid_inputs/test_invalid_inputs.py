@@ -27,6 +27,8 @@ TABLES = (
     "files",
     "defenses",
     "releases",
+    "checkpoints",
+    "fedltp",
 )
 ALL_CASES = [
     case for table in TABLES for case in importlib.import_module(f"invalid_cases_{table}").CASES
