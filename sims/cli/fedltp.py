@@ -16,7 +16,6 @@ download plus upload, 4 bytes per transmitted value).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from functools import partial
 
@@ -30,6 +29,7 @@ from sims.cli.arguments import (
     positive_float,
     positive_int,
 )
+from sims.cli.options import declare_options
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets, load_dataset
@@ -194,84 +194,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_group.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     add_out_argument(run_group, "fedltp")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    declare_options(
+        parser,
+        {"FedLTPConfig": OPTIONS, "run_fedltp": {"keep": "upload_keep"}},
+        bare="FedLTPConfig",
+    )
 
 
-#: FedLTPConfig field (or run_fedltp parameter) -> the option that sets it, so that an
-#: error about a value given on the command line names the option.
+#: Command-line destination -> FedLTPConfig field, for every option of the configuration
+#: (``--pruning`` is read through :data:`PRUNING`).
 OPTIONS = {
-    "num_clients": "--clients",
-    "client_rate": "--client-rate",
-    "local_steps": "--local-steps",
-    "max_grad_norm": "--clip",
-    "noise_multiplier": "--sigma",
-    "batch_size": "--batch-size",
-    "clipping": "--clipping",
-    "lr": "--lr",
-    "lr_decay": "--lr-decay",
-    "momentum": "--momentum",
-    "lambda_val": "--lambda-val",
-    "epsilon": "--epsilon",
-    "delta": "--delta",
-    "rounds": "--rounds",
-    "prune_degree": "--prune-degree",
-    "num_tickets": "--tickets",
-    "ticket_steps": "--ticket-steps",
-    "pruning": "--pruning",
-    "further_prune": "--further-prune",
-    "partition": "--partition",
-    "dirichlet_alpha": "--alpha",
-    "seed": "--seed",
-    "upload_keep": "--keep",
+    "clients": "num_clients",
+    "client_rate": "client_rate",
+    "local_steps": "local_steps",
+    "clip": "max_grad_norm",
+    "sigma": "noise_multiplier",
+    "batch_size": "batch_size",
+    "clipping": "clipping",
+    "lr": "lr",
+    "lr_decay": "lr_decay",
+    "momentum": "momentum",
+    "lambda_val": "lambda_val",
+    "epsilon": "epsilon",
+    "delta": "delta",
+    "rounds": "rounds",
+    "prune_degree": "prune_degree",
+    "tickets": "num_tickets",
+    "ticket_steps": "ticket_steps",
+    "pruning": "pruning",
+    "further_prune": "further_prune",
+    "partition": "partition",
+    "alpha": "dirichlet_alpha",
+    "seed": "seed",
 }
-
-
-def in_options(err: ValueError) -> ValueError:
-    """``err`` with each quoted name of :data:`OPTIONS` (``'noise_multiplier'``, or
-    ``The 'lr' parameter of FedLTPConfig``) replaced by its option (``--sigma``)."""
-
-    def option(match: re.Match) -> str:
-        return OPTIONS.get(match["name"], match[0])
-
-    text = re.sub(r"The '(?P<name>\w+)' parameter of \w+", option, str(err))
-    return ValueError(re.sub(r"'(?P<name>\w+)'", option, text))
 
 
 def config_from_args(args: argparse.Namespace) -> FedLTPConfig:
     """The :class:`FedLTPConfig` the parsed arguments describe (ValueError if invalid)."""
-    return FedLTPConfig(
-        num_clients=args.clients,
-        client_rate=args.client_rate,
-        local_steps=args.local_steps,
-        max_grad_norm=args.clip,
-        noise_multiplier=args.sigma,
-        batch_size=args.batch_size,
-        clipping=args.clipping,
-        lr=args.lr,
-        lr_decay=args.lr_decay,
-        momentum=args.momentum,
-        lambda_val=args.lambda_val,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        rounds=args.rounds,
-        prune_degree=args.prune_degree,
-        num_tickets=args.tickets,
-        ticket_steps=args.ticket_steps,
-        pruning=PRUNING[args.pruning],
-        further_prune=args.further_prune,
-        partition=args.partition,
-        dirichlet_alpha=args.alpha,
-        seed=args.seed,
-    )
+    given = {field: getattr(args, dest) for dest, field in OPTIONS.items()}
+    return FedLTPConfig(**{**given, "pruning": PRUNING[args.pruning]})
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except ValueError as err:
-        raise in_options(err) from err
-
-
-def _run(args: argparse.Namespace) -> int:
     if args.keep is not None and args.variant != "fed-spa":
         raise ValueError(f"--keep applies to --variant fed-spa only. Got --variant {args.variant}.")
     keep = (args.keep or DEFAULT_KEEP) if args.variant == "fed-spa" else None

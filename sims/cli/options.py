@@ -18,15 +18,22 @@ import re
 from collections.abc import Mapping
 
 _PARAMETER = re.compile(r"The '(?P<field>[\w.]+)' parameter of (?P<owner>\w+)")
+_QUOTED = re.compile(r"'(?P<field>\w+)'")
 
 
 def declare_options(
-    parser: argparse.ArgumentParser, owners: Mapping[str, Mapping[str, str]]
+    parser: argparse.ArgumentParser,
+    owners: Mapping[str, Mapping[str, str]],
+    *,
+    bare: str | None = None,
 ) -> None:
     """Record on ``parser`` that option destination ``dest`` sets field ``owners[owner][dest]``
     of configuration ``owner`` (a class or function name, as its messages write it).
 
-    Call it after the options are added: each ``dest`` must be one of them (KeyError).
+    ``bare`` names the owner whose fields are also rewritten where a message quotes them
+    alone (``'lr'``): the command's own configuration, whose errors may name several of
+    its fields at once ("lower 'lr' or 'max_grad_norm'"). Call it after the options are
+    added: each ``dest`` must be one of them (KeyError).
     """
     # argparse lists a parser's options (its groups' included) only in ``_actions``.
     option = {
@@ -38,13 +45,15 @@ def declare_options(
         owner: {field: option[dest] for dest, field in dests.items()}
         for owner, dests in owners.items()
     }
-    parser.set_defaults(option_of_field=fields)
+    parser.set_defaults(option_of_field=fields, option_of_bare_field=fields.get(bare, {}))
 
 
 def name_options(message: str, args: argparse.Namespace) -> str:
     """``message`` with each declared "The 'field' parameter of Owner" written as
-    "The --option option ('field' of Owner)"; undeclared parameters are left as written."""
+    "The --option option ('field' of Owner)", and each other quoted field of the ``bare``
+    owner as "--option"; undeclared parameters are left as written."""
     fields = getattr(args, "option_of_field", {})
+    bare = getattr(args, "option_of_bare_field", {})
 
     def rename(match: re.Match) -> str:
         option = fields.get(match["owner"], {}).get(match["field"])
@@ -52,4 +61,13 @@ def name_options(message: str, args: argparse.Namespace) -> str:
             return match[0]
         return f"The {option} option ('{match['field']}' of {match['owner']})"
 
-    return _PARAMETER.sub(rename, message)
+    def rename_bare(match: re.Match) -> str:
+        option = bare.get(match["field"])
+        return match[0] if option is None else option
+
+    pieces, at = [], 0
+    for match in _PARAMETER.finditer(message):
+        pieces += [_QUOTED.sub(rename_bare, message[at : match.start()]), rename(match)]
+        at = match.end()
+    pieces.append(_QUOTED.sub(rename_bare, message[at:]))
+    return "".join(pieces)

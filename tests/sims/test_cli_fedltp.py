@@ -73,8 +73,14 @@ def test_budget_stop_is_reported(capsys, tmp_path):
     [
         (["--keep", "0.5"], "--keep applies to --variant fed-spa only"),
         (["--variant", "fed-spa", "--keep", "1.5"], "--keep must be in (0, 1]"),
-        (["--client-rate", "1.5"], "--client-rate must be in (0, 1]"),
-        (["--further-prune", "1"], "--further-prune must be in [0, 1)"),
+        (
+            ["--client-rate", "1.5"],
+            "--client-rate option ('client_rate' of FedLTPConfig) must be in (0, 1]",
+        ),
+        (
+            ["--further-prune", "1"],
+            "--further-prune option ('further_prune' of FedLTPConfig) must be in [0, 1)",
+        ),
         (["--dataset", "mnist", "--data-dir", "nowhere"], "nowhere"),
         (["--sigma", "-1"], "--sigma"),
         (["--variant", "fedavg"], "--variant"),
