@@ -39,6 +39,7 @@ in mebibytes (claim ``fedltp.table3.comm_units``): :func:`per_client_mib` conver
 
 from __future__ import annotations
 
+from bounds.validation import check_int, check_real
 from sims.fedltp.training import VARIANTS, FedLTPResult, run_fedltp
 
 MIB = 2**20
@@ -65,5 +66,11 @@ def run_variant(
 
 
 def per_client_mib(total_bytes: float, num_clients: int) -> float:
-    """Table III's unit: cumulative bytes of all clients over ``num_clients``, in MiB."""
-    return total_bytes / num_clients / MIB
+    """Table III's unit: cumulative bytes of all clients over ``num_clients``, in MiB.
+
+    >>> per_client_mib(2 * MIB, 4)
+    0.5
+    """
+    func = "per_client_mib"
+    total_bytes = check_real("total_bytes", total_bytes, func=func, low=0)
+    return total_bytes / check_int("num_clients", num_clients, func=func, low=1) / MIB

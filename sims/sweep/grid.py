@@ -90,6 +90,17 @@ class SweepConfig:
             )
         for i, grid in enumerate(self.grids):
             _check_fields(f"grids[{i}]", grid, allowed=(*FIELD_PATHS, PANEL))
+        sizes = [
+            math.prod(len(v) for k, v in grid.items() if k != PANEL and isinstance(v, list))
+            for grid in self.grids
+        ]
+        if sum(sizes) > MAX_JOBS:
+            raise ValueError(
+                f"The 'grids' parameter of {func} must list at most MAX_JOBS = {MAX_JOBS} jobs "
+                f"(summed over its grids). Got {sum(sizes)} (grids of {sizes} jobs) instead: "
+                "split the sweep or shorten an axis."
+            )
+        for i, grid in enumerate(self.grids):
             if PANEL in grid and (not isinstance(grid[PANEL], str) or not grid[PANEL]):
                 raise ValueError(
                     f"The 'grids[{i}].{PANEL}' parameter of {func} must be a non-empty "
@@ -98,15 +109,6 @@ class SweepConfig:
             for key, value in grid.items():
                 if isinstance(value, list):
                     _check_axis(f"grids[{i}].{key}", value)
-        sizes = [
-            math.prod(len(v) for v in grid.values() if isinstance(v, list)) for grid in self.grids
-        ]
-        if sum(sizes) > MAX_JOBS:
-            raise ValueError(
-                f"The 'grids' parameter of {func} must list at most MAX_JOBS = {MAX_JOBS} jobs "
-                f"(summed over its grids). Got {sum(sizes)} (grids of {sizes} jobs) instead: "
-                "split the sweep or shorten an axis."
-            )
         if not isinstance(self.resources, Resources):
             raise ValueError(
                 f"The 'resources' parameter of {func} must be a Resources. "
@@ -150,8 +152,15 @@ def _check_axis(name: str, values: list) -> None:
             f"The '{name}' parameter of SweepConfig must be a non-empty list or a single "
             f"value. Got [] instead."
         )
-    for j, value in enumerate(values):
-        if value in values[:j]:
+    hashable, other = set(), []  # a set keeps a long axis linear; a table is compared by ==
+    for value in values:
+        try:
+            repeated = value in hashable
+            hashable.add(value)
+        except TypeError:
+            repeated = value in other
+            other.append(value)
+        if repeated:
             raise ValueError(
                 f"The '{name}' parameter of SweepConfig lists the value {value!r} twice; "
                 f"each value of a grid axis must appear once. Got {values!r} instead."

@@ -29,6 +29,8 @@ TABLES = (
     "releases",
     "checkpoints",
     "fedltp",
+    "leakage",
+    "sweep",
 )
 ALL_CASES = [
     case for table in TABLES for case in importlib.import_module(f"invalid_cases_{table}").CASES
