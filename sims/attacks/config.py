@@ -15,17 +15,13 @@ import torch
 
 from bounds.validation import check_choice, check_int, check_real
 from estimators.device import check_device
-from sims.core.functional import MAX_LR, check_lr
+from sims.core.functional import MAX_ADAM_LR, check_lr
 from sims.core.runtime import check_seed
 
 LOSSES = ("cosine_tv", "l2")
 OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")
 LABEL_MODES = ("known", "idlg", "recover", "optimize")
 GRADIENT_POINTS = ("masked", "dense", "sent")
-#: Adam's (beta1, beta2), torch.optim.Adam's defaults. Its first step is lr / (1 - beta1),
-#: so Adam's lr is capped at MAX_LR * (1 - beta1) for that step to be a float32.
-ADAM_BETAS = (0.9, 0.999)
-MAX_ADAM_LR = MAX_LR * (1 - ADAM_BETAS[0])
 
 #: Keyword arguments of :func:`sims.models.conv_net` for the digits attack experiments
 #: (with ``in_channels=1, image_size=8, num_classes=10``): one 3x3 conv with 16

@@ -27,6 +27,12 @@ MAX_LR = float(torch.finfo(torch.float32).max)
 MIN_LR = float(torch.finfo(torch.float32).tiny)
 
 
+#: Adam's (beta1, beta2), torch.optim.Adam's defaults. Its first step is lr / (1 - beta1),
+#: so Adam's lr is capped at MAX_LR * (1 - beta1) for that step to be a float32.
+ADAM_BETAS = (0.9, 0.999)
+MAX_ADAM_LR = MAX_LR * (1 - ADAM_BETAS[0])
+
+
 def check_lr(name: str, value, *, func: str) -> float:
     """Return the learning rate ``value`` as a float in ``[MIN_LR, MAX_LR]``, else raise
     ValueError naming ``name``."""

@@ -16,15 +16,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from bounds.validation import check_choice, check_int, check_real
+from sims.core.functional import MAX_ADAM_LR, MAX_LR, MIN_LR, check_lr
 from sims.core.runtime import check_seed
 
 #: The most rounds and local steps of a run: far beyond the paper's T = 50 and tau = 300,
 #: and small enough that the accounting and the batch draws of a run stay fast.
 MAX_ROUNDS = 10_000
 MAX_LOCAL_STEPS = 100_000
-#: The largest float32: weights are float32, so a larger learning rate cannot even be
-#: multiplied into a step.
-FLOAT32_MAX = 3.4028234663852886e38
+#: The most of each other count of a run (clients, the ticket search's iterations, tickets
+#: and steps, batch sizes), far beyond the paper's (100 clients, 10 tickets): each is a
+#: loop or an allocation, and a larger value is a typo that would run for days.
+MAX_COUNT = 100_000
 
 PRUNING = ("one_shot", "iterative")
 CLIPPING = ("per_example", "batch")
@@ -36,19 +38,20 @@ class FedLTPConfig:
     """Every parameter of Algorithms 1 and 2 (see the module docstring for provenance).
 
     Attributes:
-        num_clients: U >= 1 (paper 50).
+        num_clients: U in [1, MAX_COUNT] (paper 50); so are the other counts below.
         client_rate: q in (0, 1], clients selected per round K = max(1, round(q U))
             (paper 0.1).
         local_steps: tau in [1, MAX_LOCAL_STEPS] DP-SGD iterations per selected client and
             round (paper 300).
         max_grad_norm: clipping threshold C > 0 (paper 10).
-        noise_multiplier: sigma >= 0, noise std sigma * C <= FLOAT32_MAX (paper 1.4).
+        noise_multiplier: sigma >= 0 (paper 1.4); the noise std sigma * C is at most
+            float32's largest, MAX_LR.
         batch_size: expected local batch size B >= 1 (paper 10); each client samples
             every record with probability B / n_i (Poisson, see :mod:`sims.fedltp.dp_local`).
         clipping: ``"per_example"`` (DP-SGD through Opacus, l2 sensitivity C) or
             ``"batch"`` (line 15 of Algorithm 2 as printed: the mini-batch gradient is
             clipped, sensitivity 2C, accounted at noise multiplier sigma / 2).
-        lr: local learning rate eta in (0, FLOAT32_MAX] (paper 0.01); lr_decay in (0, 1]
+        lr: local learning rate eta in [MIN_LR, MAX_LR] (paper 0.01); lr_decay in (0, 1]
             per round (0.99). Training that still diverges (non-finite weights) stops
             with a ValueError naming lr, max_grad_norm and noise_multiplier.
         momentum: local SGD momentum in [0, 1) (paper 0.5).
@@ -62,8 +65,8 @@ class FedLTPConfig:
         ticket_iterations: pruning iterations per ticket, >= 1 (Algorithm 1 as printed: 1).
         num_tickets: M >= 1 (not in the paper: 3).
         ticket_steps: k >= 1 training iterations per pruning iteration (not in the paper: 200).
-        ticket_lr: learning rate of ticket training in (0, FLOAT32_MAX] (paper 1.2e-3,
-            Adam).
+        ticket_lr: Adam's learning rate of ticket training, in [MIN_LR, MAX_ADAM_LR] (paper
+            1.2e-3, Adam).
         ticket_batch_size: >= 1 (not in the paper: 64).
         temperature: > 0, the softmax of eq. 10 divides V by it (eq. 10 as printed: 1).
         pruning: ``"one_shot"`` (eq. 11) or ``"iterative"`` (eq. 12-16).
@@ -115,21 +118,19 @@ class FedLTPConfig:
             "ticket_steps",
             "ticket_batch_size",
         ):
-            check_int(name, getattr(self, name), func=func, low=1)
+            check_int(name, getattr(self, name), func=func, low=1, high=MAX_COUNT)
         check_real("client_rate", self.client_rate, func=func, low=0, high=1, low_inclusive=False)
         check_real("max_grad_norm", self.max_grad_norm, func=func, low=0, low_inclusive=False)
         check_real("noise_multiplier", self.noise_multiplier, func=func, low=0)
-        if self.noise_multiplier * self.max_grad_norm > FLOAT32_MAX:
+        if self.noise_multiplier * self.max_grad_norm > MAX_LR:
             raise ValueError(
                 f"The noise std 'noise_multiplier' * 'max_grad_norm' of {func} must be at most "
-                f"{FLOAT32_MAX:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
+                f"{MAX_LR:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
                 f"* {self.max_grad_norm!r} instead."
             )
         check_choice("clipping", self.clipping, func=func, choices=CLIPPING)
-        for name in ("lr", "ticket_lr"):
-            check_real(
-                name, getattr(self, name), func=func, low=0, high=FLOAT32_MAX, low_inclusive=False
-            )
+        check_lr("lr", self.lr, func=func)
+        check_real("ticket_lr", self.ticket_lr, func=func, low=MIN_LR, high=MAX_ADAM_LR)
         for name in ("temperature", "lambda_val", "epsilon"):
             check_real(name, getattr(self, name), func=func, low=0, low_inclusive=False)
         check_real("lr_decay", self.lr_decay, func=func, low=0, high=1, low_inclusive=False)

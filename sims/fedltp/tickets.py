@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from bounds.validation import check_int, check_real
+from sims.core.functional import non_finite_names
 from sims.core.runtime import generator, seeded
 from sims.data.datasets import ImageDataset
 from sims.fedltp.masks import prune_remaining
@@ -141,6 +142,13 @@ def find_ticket(
             device=device,
         )
         trained = current_params(module)
+        diverged = non_finite_names(trained)  # one host read per pruning iteration
+        if diverged:
+            raise ValueError(
+                f"The 'lr' parameter of {func} (FedLTPConfig.ticket_lr) made the ticket's "
+                f"training diverge in pruning iteration {it}: {', '.join(diverged)} no longer "
+                f"finite (float32). Got {lr!r}: lower it."
+            )
         mask = prune_remaining(trained, mask, prune_degree)
     load_params(module, trained)
     return Ticket(

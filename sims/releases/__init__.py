@@ -28,12 +28,14 @@ from sims.releases.federated import FederatedRelease
 from sims.releases.fixed_defense import FixedDefenseRelease
 from sims.releases.geometry import ReleaseGeometry
 from sims.releases.hidden import hidden_randomness_leakage
+from sims.releases.likelihood import MAX_NOISE_STD
 from sims.releases.priprune import PriPruneRelease
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
 from sims.releases.training import train_each
 from sims.releases.value import METHODS, LeakageValue
 
 __all__ = [
+    "MAX_NOISE_STD",
     "MAX_SECRETS",
     "METHODS",
     "ClientSetting",

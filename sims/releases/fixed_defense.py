@@ -39,7 +39,11 @@ from sims.core.runtime import check_seed
 from sims.defenses import FixedDefense, defense_mask
 from sims.pruning.mask import prunable_names
 from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import consistent_withheld, observation_log_likelihoods
+from sims.releases.likelihood import (
+    MAX_NOISE_STD,
+    consistent_withheld,
+    observation_log_likelihoods,
+)
 from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from sims.releases.training import CHUNK, train_each
 from sims.releases.value import LeakageValue
@@ -141,7 +145,7 @@ class FixedDefenseRelease:
         """Exact ``I(X; Y)`` and Bayes success by Monte Carlo over ``samples`` draws of
         (secret, random part, noise) (module docstring)."""
         func = "FixedDefenseRelease.leakage"
-        s = check_real("noise_std", noise_std, func=func, low=0)
+        s = check_real("noise_std", noise_std, func=func, low=0, high=MAX_NOISE_STD)
         n = check_int("samples", samples, func=func, low=2)
         seed = check_seed(seed, func=func)
         generator = torch.Generator().manual_seed(derived_seed(seed, 0))

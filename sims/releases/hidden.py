@@ -39,7 +39,11 @@ from bounds import leakage as bounds_leakage
 from bounds.validation import check_int, check_real
 from sims.core.runtime import check_seed
 from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import observation_log_likelihoods, shared_log_likelihoods
+from sims.releases.likelihood import (
+    MAX_NOISE_STD,
+    observation_log_likelihoods,
+    shared_log_likelihoods,
+)
 from sims.releases.value import LeakageValue
 
 #: Draws of the hidden randomness behind the lower bound's critic.
@@ -71,7 +75,7 @@ def hidden_randomness_leakage(
         critic_draws: ``L >= 2``.
     """
     func = "hidden_randomness_leakage"
-    s = check_real("noise_std", noise_std, func=func, low=0)
+    s = check_real("noise_std", noise_std, func=func, low=0, high=MAX_NOISE_STD)
     n = check_int("samples", samples, func=func, low=2)
     draws = check_int("critic_draws", critic_draws, func=func, low=2)
     seed = check_seed(seed, func=func)

@@ -20,6 +20,12 @@ from __future__ import annotations
 
 import torch
 
+#: Largest noise standard deviation a defended release's leakage accepts: the uploads
+#: are float32 where they are attacked, and ``s * z`` stays finite there for every draw
+#: ``|z| < 64`` (a larger draw has probability below 1e-800); ``s^2`` is then far from
+#: float64's overflow.
+MAX_NOISE_STD = float(torch.finfo(torch.float32).max) / 64
+
 
 def shared_log_likelihoods(
     observed: torch.Tensor, shared: torch.Tensor, table: torch.Tensor, noise_std: float

@@ -16,6 +16,7 @@ from invalid_case import ApiCase, CliCase
 from invalid_cases_checkpoints import CONFIG, FEDLTP, _data, logreg
 
 from sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
+from sims.fedltp.tickets import find_ticket
 
 
 def _run(variant: str = "dp-fed", upload_keep=None, **changes):
@@ -53,6 +54,14 @@ COMMAND_LINE = [
         "fedltp-cli-rounds-beyond-limit",  # one accounting call per round took hours
         [*FEDLTP, "--rounds", "100000", "--epsilon", "1e300"],
         ["--rounds", "[1, 10000]", "100000"],
+    ),
+    *(
+        CliCase(
+            f"fedltp-cli-{option}-beyond-limit",
+            [*FEDLTP, f"--{option}", "1e9"],
+            [f"--{option}", "[1, 100000]", "1000000000"],
+        )
+        for option in ("clients", "tickets", "ticket-steps")
     ),
     CliCase(
         "fedltp-cli-local-steps-beyond-limit",
@@ -102,6 +111,30 @@ API = [
         "fedltp-config-rounds-beyond-limit",
         lambda tmp: FedLTPConfig(rounds=100_000),
         ["'rounds'", "[1, 10000]", "100000"],
+    ),
+    ApiCase(
+        "fedltp-config-ticket-lr-beyond-adam",  # Adam's first step lr / 0.1 overflowed
+        lambda tmp: FedLTPConfig(ticket_lr=3e38),
+        ["'ticket_lr'", "3.40282e+37", "3e+38"],
+    ),
+    ApiCase(
+        "fedltp-ticket-training-diverges",
+        lambda tmp: find_ticket(
+            logreg,
+            _data().public,
+            _data().public_val,
+            prune_degree=0.5,
+            steps=20,
+            lr=1e37,
+            batch_size=8,
+            seed=0,
+        ),
+        ["'lr'", "find_ticket", "ticket_lr", "diverge", "1e+37"],
+    ),
+    ApiCase(
+        "fedltp-config-ticket-batch-beyond-limit",
+        lambda tmp: FedLTPConfig(ticket_batch_size=10**9),
+        ["'ticket_batch_size'", "[1, 100000]"],
     ),
     ApiCase(
         "fedltp-config-local-steps-beyond-limit",

@@ -16,15 +16,17 @@ import math
 import torch
 from invalid_case import ApiCase, CliCase
 from invalid_cases_files import _idx
+from invalid_cases_releases import IMAGES, LABELS, _setting
 
 from sims.core.functional import check_lr
 from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC
+from sims.defenses import FixedDefense, PriPruneDefense
 from sims.experiments.leakage import LeakageConfig
 from sims.fedltp import per_client_mib
 from sims.fl.server import FedConfig
 from sims.models import logistic_regression
 from sims.pruning.mask import Mask
-from sims.releases import ClientSetting, DPUploadRelease
+from sims.releases import ClientSetting, DPUploadRelease, FixedDefenseRelease, PriPruneRelease
 
 OUT = ["--out", "{tmp}/out"]
 LEAKAGE = ["leakage", *OUT]
@@ -143,6 +145,24 @@ CASES: list[ApiCase | CliCase] = [
         "'noise_multiplier'",
         "MAX_UPLOAD_NOISE_STD",
         "max_grad_norm=1e+300",
+    ),
+    # --- a noise whose square overflows: OverflowError from deep in the likelihood
+    _api(
+        "fixed-defense-noise-overflows",
+        lambda: FixedDefenseRelease(_setting(), IMAGES, LABELS, FixedDefense("mix")).leakage(
+            1e308, samples=4, confidence=0.9, seed=0
+        ),
+        "'noise_std'",
+        "5.31691e+36",
+        "1e+308",
+    ),
+    _api(
+        "priprune-noise-overflows",
+        lambda: PriPruneRelease(_setting(), IMAGES, LABELS, PriPruneDefense()).leakage(
+            1e200, samples=4, confidence=0.9, seed=0
+        ),
+        "'noise_std'",
+        "1e+200",
     ),
     _api(
         "per-client-mib-negative",

@@ -5,14 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-import torch
-
 from bounds.validation import check_bool, check_choice, check_distinct, check_int, check_real
 from estimators.device import check_device
 from sims.core.functional import check_lr
 from sims.core.runtime import check_seed, fingerprint
 from sims.defenses import DefenseSpec
-from sims.releases import MAX_SECRETS
+from sims.releases import MAX_NOISE_STD, MAX_SECRETS
 
 #: Images of each data set a study may draw its candidates from (:mod:`sims.data`), known
 #: before any file is read so that a configuration is checked first: the embedded digits
@@ -39,9 +37,6 @@ MODELS = ("digits", "conv1", "conv2")
 CONV2_IMAGE_SIZE = 28
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
-#: Largest noise standard deviation: the attacked upload is float32, and ``s * z`` stays
-#: finite for every draw ``|z| < 64`` (a larger draw has probability below 1e-800).
-MAX_NOISE_STD = float(torch.finfo(torch.float32).max) / 64
 
 
 #: Largest value of each count of a study, checked before any work starts: each bounds a
