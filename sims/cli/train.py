@@ -193,7 +193,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_out_argument(run_group, "train")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     nested = {dest: f"fed.{field}" for dest, field in FED_OPTIONS.items()}
-    declare_options(parser, {"TrainConfig": {**nested, **OPTIONS}, "FedConfig": FED_OPTIONS})
+    clients = {"clients": "num_clients"}  # checked against the data set when it is split
+    declare_options(
+        parser,
+        {
+            "TrainConfig": {**nested, **OPTIONS},
+            "FedConfig": FED_OPTIONS,
+            "run_federated": {"batch_size": "config.batch_size"},
+            "partition_iid": clients,
+            "partition_dirichlet": clients,
+        },
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:

@@ -81,17 +81,23 @@ TargetCallback = Callable[
 ]
 
 
+#: The most rounds and local epochs of a run: beyond the papers' (PriPrune's FEMNIST runs
+#: take up to 20,000 rounds), and a larger value is a typo that would run for weeks. The
+#: other counts are bounded by the data (a batch by a client's samples).
+MAX_LOOPS = {"rounds": 100_000, "local_epochs": 10_000}
+
+
 @dataclass(frozen=True)
 class FedConfig:
     """Hyper-parameters of the FL loop (defaults: PriPrune's FEMNIST setting, scaled).
 
     Attributes:
-        rounds: global rounds T >= 1.
+        rounds: global rounds T in [1, 100000] (:data:`MAX_LOOPS`).
         clients_per_round: clients sampled per round, >= 1 (PriPrune: 10).
-        local_epochs: E >= 1, local steps on the batch (FedSGD) or passes (FedAvg).
+        local_epochs: E in [1, 10000], local steps on the batch (FedSGD) or passes (FedAvg).
         batch_size: local batch size B >= 1 (PriPrune: 20 FEMNIST, 1 CIFAR-10); FedSGD
             needs every client to hold at least B samples.
-        lr: learning rate r of eq. (1), in ``(0, MAX_LR]`` (:data:`sims.core.functional.MAX_LR`;
+        lr: learning rate r of eq. (1), in ``[MIN_LR, MAX_LR]`` (:mod:`sims.core.functional`;
             PriPrune: 0.25). A rate that makes training diverge stops the run with a
             ValueError (:func:`run_federated`).
         algorithm: ``"fedsgd"`` or ``"fedavg"``.
@@ -125,7 +131,7 @@ class FedConfig:
             "eval_every",
             "eval_batch_size",
         ):
-            check_int(name, getattr(self, name), func=func, low=1)
+            check_int(name, getattr(self, name), func=func, low=1, high=MAX_LOOPS.get(name))
         check_lr("lr", self.lr, func=func)
         check_choice("algorithm", self.algorithm, func=func, choices=ALGORITHMS)
         check_choice("gradient_at", self.gradient_at, func=func, choices=("masked", "dense"))

@@ -1,6 +1,6 @@
 """Invalid inputs of the leakage study: rows of test_invalid_inputs (issue 30).
 
-``pruneleak leakage`` (and ``train``) on the command line and ``LeakageConfig`` /
+``pruneleak leakage`` (and ``train``, ``demo``) on the command line and ``LeakageConfig`` /
 ``DPUploadRelease`` / ``per_client_mib`` from the API. Before these rows a count without
 an upper limit ran for days or failed to allocate after the data and model were loaded,
 a learning rate below float32's smallest normal hung, a data folder smaller than the
@@ -181,4 +181,27 @@ CASES: list[ApiCase | CliCase] = [
         ["--clients-per-round", "[1, 10]", "500"],
     ),
     CliCase("leakage-train-lr-subnormal", ["train", "--lr", "1e-320", *OUT], ["--lr", "1e-320"]),
+    *(
+        CliCase(f"leakage-train-{option}-huge", ["train", f"--{option}", "1e9", *OUT], names)
+        for option, names in (
+            ("rounds", ["--rounds", "[1, 100000]", "1000000000"]),
+            ("local-epochs", ["--local-epochs", "[1, 10000]"]),
+            ("batch-size", ["--batch-size", "client 8 holds 143"]),
+            ("clients", ["--clients", "[1, 1438]"]),
+        )
+    ),
+    # --- demo: counts of its attack, leakage and estimator parts
+    *(
+        CliCase(f"leakage-demo-{option}-huge", ["demo", f"--{option}", "1e9", *OUT], names)
+        for option, names in (
+            ("iterations", ["--iterations", "[1, 100000]", "1000000000"]),
+            ("samples", ["--samples", "[2, 10000000]"]),
+            ("leakage-targets", ["--leakage-targets", "[1, 10000]"]),
+            ("leakage-iterations", ["--leakage-iterations", "[1, 100000]"]),
+            ("estimate-draws", ["--estimate-draws", "[16, 1000000]"]),
+            ("estimate-steps", ["--estimate-steps", "[1, 1000000]"]),
+        )
+    ),
+    # --- a device file as a results store: reading /dev/zero never ends
+    CliCase("leakage-results-check-dev-zero", ["results", "check", "/dev/zero"], ["/dev/zero"]),
 ]
