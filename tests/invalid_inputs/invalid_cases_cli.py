@@ -74,7 +74,7 @@ CASES: list[ApiCase | CliCase] = [
     CliCase(
         "cli-demo-estimate-draws-too-few",
         ["demo", "--estimate-draws", "8", *OUT],
-        ["estimate_draws", "[16, inf)", "Got 8"],
+        ["--estimate-draws", "estimate_draws", "[16, 1000000]", "Got 8"],
     ),
     CliCase("cli-demo-seed-negative", ["demo", "--seed", "-3", *OUT], ["--seed", "[0, inf)", "-3"]),
     CliCase(

@@ -160,7 +160,7 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
         ("batch_size", 0, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
         ("batch_size", 1798, r"'batch_size' parameter of LeakageConfig must be in \[1, 1797\]"),
         ("candidates", 1, r"'candidates' parameter of LeakageConfig must be in \[2, 1797\]"),
-        ("samples", 1, r"'samples' parameter of LeakageConfig must be in \[2, inf\)"),
+        ("samples", 1, r"'samples' parameter of LeakageConfig must be in \[2, 10000000\]"),
         ("attack_targets", 0, "'attack_targets' parameter"),
         ("attack_iterations", 0, "'attack_iterations' parameter"),
         (
@@ -171,7 +171,7 @@ def test_release_vectors_reject_bad_options(model, weights, digits):
         (
             "estimate_draws",
             8,
-            r"'estimate_draws' parameter of LeakageConfig must be in \[16, inf\)",
+            r"'estimate_draws' parameter of LeakageConfig must be in \[16, 1000000\]",
         ),
         (
             "theorem1_sample_sizes",

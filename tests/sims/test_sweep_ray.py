@@ -285,7 +285,7 @@ def tiny_toml(tmp_path):
 def test_cli_refuses_an_address_without_the_ray_executor(tmp_path, capsys):
     command = [tiny_toml(tmp_path), "--results", str(tmp_path / "s.jsonl"), "--address", "auto"]
     err = _cli_error(command, capsys)
-    assert "'address' parameter of run_sweep" in err and "executor='local'" in err
+    assert "--address option ('address' of run_sweep)" in err and "executor='local'" in err
     assert not (tmp_path / "s.jsonl").exists()
 
 
