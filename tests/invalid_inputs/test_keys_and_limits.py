@@ -2,7 +2,8 @@
 minimum of a count runs (issue 30).
 
 Keys were written with ``{:g}``, six significant digits, so ``--p 0.5 0.5000001`` stored
-one record for two rates; :func:`sims.core.store.key_number` keeps the short form where it
+one record for two rates and printed them as two identical rows;
+:func:`sims.core.store.key_number` keeps the short form where it
 reads back as the same float and the exact ``repr`` otherwise. A sweep of a million jobs
 spent minutes expanding its grid before refusing nothing; a Ray address where nothing
 listens was retried by Ray for minutes. ``--estimate-draws 16``, the documented minimum,
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from sims.core.store import ResultStore, key_number
 from sims.experiments.identifiability import IdentifiabilityConfig, labelled_keys
-from sims.experiments.leakage import LeakageConfig, run_leakage
+from sims.experiments.leakage import LeakageConfig, format_table, run_leakage
 from sims.experiments.leakage.study import job_key
 from sims.fedltp.empirical import EmpiricalConfig, reconstruction_key
 from sims.sweep import SweepConfig
@@ -40,6 +41,17 @@ def test_close_rates_get_distinct_keys_in_every_study():
     empirical = EmpiricalConfig()
     assert len({reconstruction_key(empirical, s, "sgi") for s in CLOSE}) == 2
     assert len({job_key("f", p, 0.0) for p in CLOSE}) == 2
+
+
+def test_close_rates_are_two_records_and_two_distinct_rows(tmp_path):
+    config = LeakageConfig(
+        candidates=8, rates=CLOSE, noise_stds=(0.0,), samples=64, attack_targets=1
+    )
+    records = run_leakage(config, ResultStore(tmp_path / "leakage.jsonl"))
+    assert sorted(r["p"] for r in records) == list(CLOSE)
+    assert len(list(ResultStore(tmp_path / "leakage.jsonl").records())) == 2
+    rows = format_table(records).splitlines()[1:]
+    assert len(set(rows)) == 2 and any("0.5000001" in row for row in rows)
 
 
 @pytest.mark.timeout(5)
