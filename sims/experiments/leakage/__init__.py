@@ -60,7 +60,7 @@ from sims.experiments.leakage.tables import (
     format_rounds_table,
     format_table,
 )
-from sims.experiments.leakage.world import World
+from sims.experiments.leakage.world import GivenSetup, World
 
 __all__ = [
     "CONFIDENCE",
@@ -70,6 +70,7 @@ __all__ = [
     "MAX_COUNTS",
     "MAX_NOISE_STD",
     "MODELS",
+    "GivenSetup",
     "LeakageConfig",
     "World",
     "format_attacks_table",

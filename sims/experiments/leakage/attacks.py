@@ -62,14 +62,15 @@ def run_attacks(world, state, sent: list[dict], seed: int) -> dict[str, list]:
 
 
 def describe(world, results: dict[str, list]) -> tuple[dict, dict]:
-    """Per attack: the targets it identified and the mean NMI and PSNR of its
+    """Per attack: the targets it identified and the mean NMI, PSNR and SSIM (None for
+    images with a side under 7 pixels) of its
     reconstructions matched to the targets' images
     (:func:`estimators.image.score_reconstruction`), with NMI's chance level; and per
     attack the kept ``(originals, matched reconstructions)`` for the reconstruction grids."""
     config = world.config
     truth = [sorted(row.tolist()) for row in world.targets]
     originals = [world.images[row].cpu() for row in world.targets]
-    summary: dict = {"attack_hits": {}, "nmi": {}, "psnr": {}}
+    summary: dict = {"attack_hits": {}, "nmi": {}, "psnr": {}, "ssim": {}}
     kept, chance = {}, []
     for name, found in results.items():
         named = [identify(r.images, world.images) for r in found]
@@ -80,6 +81,8 @@ def describe(world, results: dict[str, list]) -> tuple[dict, dict]:
         ]
         summary["nmi"][name] = float(np.mean([s["nmi"] for s in scores]))
         summary["psnr"][name] = float(np.mean([s["psnr"] for s in scores]))
+        with_ssim = all("ssim" in s for s in scores)
+        summary["ssim"][name] = float(np.mean([s["ssim"] for s in scores])) if with_ssim else None
         chance += [float(np.mean(s["nmi_chance"])) for s in scores]
         matched = [r.images[s["assignment"]] for r, s in zip(found, scores, strict=True)]
         kept[name] = (torch.cat(originals), torch.cat(matched))

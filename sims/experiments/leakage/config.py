@@ -65,7 +65,9 @@ class LeakageConfig:
 
     Attributes:
         dataset: candidate images, a name of :data:`DATASET_SIZES` (default the 1,797
-            8x8 digits of the demo).
+            8x8 digits of the demo); None: the caller gives the model and the candidates to
+            :class:`~sims.experiments.leakage.World` (:mod:`sims.audit`), ``model`` is then
+            None and ``candidates`` must be given (at most the given images).
         data_dir: folder of the data set's files for the file-based ones (MNIST,
             Fashion-MNIST, CIFAR-10); ignored by the others. Not part of the fingerprint.
         model: the attacked model, one of :data:`MODELS`.
@@ -118,9 +120,9 @@ class LeakageConfig:
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (resolved at run time).
     """
 
-    dataset: str = "digits"
+    dataset: str | None = "digits"
     data_dir: str | None = None
-    model: str = "digits"
+    model: str | None = "digits"
     rates: tuple[float, ...] = (0.5,)
     noise_stds: tuple[float, ...] = (0.0, 0.01, 0.1)
     batch_size: int = 1
@@ -148,8 +150,17 @@ class LeakageConfig:
 
     def __post_init__(self) -> None:
         func = "LeakageConfig"
-        check_choice("dataset", self.dataset, func=func, choices=DATASETS)
-        check_choice("model", self.model, func=func, choices=MODELS)
+        given = self.dataset is None
+        if given:  # the caller's model and data (World's ``given``, sims.audit)
+            if self.model is not None or self.candidates is None:
+                raise ValueError(
+                    f"The 'dataset' parameter of {func} is None (the model and data are given "
+                    "to World): 'model' must be None and 'candidates' given. Got "
+                    f"model={self.model!r}, candidates={self.candidates!r} instead."
+                )
+        else:
+            check_choice("dataset", self.dataset, func=func, choices=DATASETS)
+            check_choice("model", self.model, func=func, choices=MODELS)
         for name in ("rates", "noise_stds"):
             object.__setattr__(self, name, check_distinct(name, getattr(self, name), func=func))
             if not getattr(self, name):
@@ -188,7 +199,7 @@ class LeakageConfig:
                 f"The 'rounds' parameter of {func} must be 1 with a defense (the released "
                 f"round is one round after warmup_rounds). Got {self.rounds} instead."
             )
-        size = DATASET_SIZES[self.dataset]
+        size = None if given else DATASET_SIZES[self.dataset]
         if self.candidates is None:
             default = size if self.one_step else min(size, 256)
             object.__setattr__(self, "candidates", default)

@@ -275,6 +275,20 @@ def _check_attackable(noisy: torch.Tensor, state, lr: float, s: float) -> None:
 
 
 def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
+    """The record of (p, s); with ``reconstructions_dir`` the attacks' reconstructions of
+    the targets are kept there (:func:`reconstruction_key`)."""
+    record, kept = record_with_reconstructions(world, p, s)
+    if reconstructions_dir is not None:
+        fp = world.config.fingerprint()
+        for name, (originals, reconstructions) in kept.items():
+            key = reconstruction_key(fp, p, s, name)
+            save_reconstructions(reconstructions_dir, key, originals, reconstructions)
+    return record
+
+
+def record_with_reconstructions(world: World, p: float, s: float) -> tuple[dict, dict]:
+    """The record of (p, s) (package docstring) and per attack the ``(originals, matched
+    reconstructions)`` of its targets (:func:`sims.experiments.leakage.attacks.describe`)."""
     config = world.config
     state = world.at_rate(p)
     shared = None
@@ -289,10 +303,6 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
     sent = [world.sent(state.mask, row) for row in noisy]
     results = run_attacks(world, state, sent, seed_of(config.seed, p, s, "attack"))
     summary, kept = describe(world, results)
-    if reconstructions_dir is not None:
-        for name, (originals, reconstructions) in kept.items():
-            key = reconstruction_key(config.fingerprint(), p, s, name)
-            save_reconstructions(reconstructions_dir, key, originals, reconstructions)
     m, b, trials = config.candidates, config.batch_size, config.attack_targets
     secrets = math.comb(m, b)
     ceiling = leakage.ceiling_bits(m, b, replacement=False)
@@ -320,7 +330,7 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
             )
             for kind in ("published", "corrected")
         }
-    return {
+    record = {
         "dataset": config.dataset,
         "model": config.model,
         "p": p,
@@ -344,7 +354,9 @@ def _record(world: World, p: float, s: float, reconstructions_dir) -> dict:
         "nmi": summary["nmi"],
         "nmi_chance": summary["nmi_chance"],
         "psnr": summary["psnr"],
+        "ssim": summary["ssim"],
     }
+    return record, kept
 
 
 def run_leakage(

@@ -62,6 +62,44 @@ def _model(config: LeakageConfig, image_shape, num_classes: int, device):
     return model, {name: t.detach() for name, t in model.named_parameters()}
 
 
+@dataclass(frozen=True)
+class GivenSetup:
+    """A caller's model and candidate pool for :class:`World` (:mod:`sims.audit`).
+
+    Attributes:
+        model: the attacked model, on any device; only its architecture and its parameters
+            (``w_0``, the broadcast weights) are used, through ``functional_call``.
+        images: float32 ``(N, C, H, W)`` pool of candidate images, values in [0, 1].
+        labels: int64 ``(N,)``, in ``[0, num_classes)``.
+        num_classes: the model's number of classes (the attacks' label space).
+        mask: the base mask of the released round (public, drawn before the secret), or
+            None: a random mask of each rate, as for the packaged models.
+    """
+
+    model: torch.nn.Module
+    images: torch.Tensor
+    labels: torch.Tensor
+    num_classes: int
+    mask: Mask | None = None
+
+
+def _check_given(config: LeakageConfig, given: GivenSetup) -> None:
+    """Refuse what needs a training split (warm-up rounds, other clients over rounds) or
+    several rates with one given mask."""
+    if config.warmup_rounds or (config.rounds > 1 and config.other_clients):
+        raise ValueError(
+            "The 'warmup_rounds' parameter of LeakageConfig must be 0, and 'other_clients' "
+            "0 when rounds > 1, for a given model and data (there is no training split). "
+            f"Got warmup_rounds={config.warmup_rounds}, other_clients={config.other_clients}, "
+            f"rounds={config.rounds} instead."
+        )
+    if given.mask is not None and len(config.rates) != 1:
+        raise ValueError(
+            "The 'rates' parameter of LeakageConfig must hold one rate (the given mask's). "
+            f"Got {list(config.rates)} instead."
+        )
+
+
 @dataclass
 class RoundState:
     """The released round at one pruning rate: what the server knows before it."""
@@ -81,30 +119,58 @@ class World:
     """The model, candidates, targets, other clients and per-p released rounds of one
     configuration (:mod:`sims.experiments.leakage`)."""
 
-    def __init__(self, config: LeakageConfig):
+    def __init__(self, config: LeakageConfig, given: GivenSetup | None = None):
+        """The packaged model and data set of ``config`` (``config.dataset`` and
+        ``config.model``), or with ``given`` (and ``config.dataset is None``) the caller's
+        model, candidate pool and optional base mask (:mod:`sims.audit`): no training or
+        test split, so no warm-up rounds, other clients or accuracy."""
         self.config = config
         self.device = resolve_device(config.device)
-        data = load_dataset(config.dataset, config.data_dir)
-        train, test = load_train_test(config.dataset, config.data_dir, seed=config.seed)
-        if config.model == "conv2":
-            data, train, test = (d.resized(CONV2_IMAGE_SIZE) for d in (data, train, test))
-        self.model, self.params = _model(config, data.image_shape, data.num_classes, self.device)
-        self.num_classes = data.num_classes
-        if config.candidates > len(data):
+        if (given is None) != (config.dataset is not None):
+            raise ValueError(
+                "The 'dataset' parameter of LeakageConfig must be None exactly when the "
+                f"model and data are given to World. Got {config.dataset!r} with "
+                f"{'a' if given is not None else 'no'} given setup instead."
+            )
+        if given is None:
+            data = load_dataset(config.dataset, config.data_dir)
+            train, test = load_train_test(config.dataset, config.data_dir, seed=config.seed)
+            if config.model == "conv2":
+                data, train, test = (d.resized(CONV2_IMAGE_SIZE) for d in (data, train, test))
+            self.model, self.params = _model(
+                config, data.image_shape, data.num_classes, self.device
+            )
+            pool, pool_labels, self.num_classes = data.images, data.labels, data.num_classes
+            where = f"the {config.dataset!r} files in {config.data_dir}"
+            self.base_mask = None
+        else:
+            _check_given(config, given)
+            train = test = None
+            self.model = given.model.to(self.device)
+            self.params = {name: t.detach() for name, t in self.model.named_parameters()}
+            pool, pool_labels, self.num_classes = given.images, given.labels, given.num_classes
+            where = "the given data"
+            self.base_mask = None if given.mask is None else given.mask.to(self.device)
+        if config.candidates > len(pool):
             # DATASET_SIZES bounds the official files; a data folder may hold fewer images.
             raise ValueError(
-                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(data)}]: "
-                f"the {config.dataset!r} files in {config.data_dir} hold {len(data)} images. "
-                f"Got {config.candidates} instead."
+                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(pool)}]: "
+                f"{where} hold {len(pool)} images. Got {config.candidates} instead."
             )
         generator = torch.Generator().manual_seed(config.seed)
-        order = torch.randperm(len(data), generator=generator)[: config.candidates]
-        self.images = data.images[order].to(self.device)
-        self.labels = data.labels[order].to(self.device)
+        order = torch.randperm(len(pool), generator=generator)[: config.candidates]
+        self.images = pool[order].to(self.device)
+        self.labels = pool_labels[order].to(self.device)
         self.targets = subsets(
             generator, config.candidates, config.batch_size, config.attack_targets
         )
         self.train, self.test = train, test
+        self.others = [] if train is None else self._others(train, generator)
+        self._per_p: dict[float, RoundState] = {}
+
+    def _others(self, train, generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The other clients' fixed batches of ``B`` training images."""
+        config = self.config
         b, k = config.batch_size, config.other_clients
         if b * k > len(train):
             raise ValueError(
@@ -112,10 +178,7 @@ class World:
                 f"images of {config.dataset!r}, which has {len(train)}. Got {k} instead."
             )
         picked = torch.randperm(len(train), generator=generator)[: b * k].reshape(k, b)
-        self.others = [
-            (train.images[i].to(self.device), train.labels[i].to(self.device)) for i in picked
-        ]
-        self._per_p: dict[float, RoundState] = {}
+        return [(train.images[i].to(self.device), train.labels[i].to(self.device)) for i in picked]
 
     def at_rate(self, p: float) -> RoundState:
         """The released round at rate ``p``, computed once: the random mask of ``p``, the
@@ -126,7 +189,9 @@ class World:
 
     def _round(self, p: float) -> RoundState:
         config = self.config
-        mask = random_mask(self.params, p, seed=config.seed).to(self.device)
+        mask = self.base_mask
+        if mask is None:
+            mask = random_mask(self.params, p, seed=config.seed).to(self.device)
         defense = config.defense.build(seed=config.seed)
         observer = (
             DefenseAwareObserver(pseudo=config.defense.pseudo) if defense is not None else None
@@ -156,9 +221,11 @@ class World:
             )
             broadcast, mask = dict(history.params), history.mask
             accuracy = history.accuracy[-1]
-        else:
+        elif self.test is not None:
             test = self.test.images.to(self.device), self.test.labels.to(self.device)
             accuracy = evaluate(self.model, broadcast, *test)[0]
+        else:  # a given model and data: no test split
+            accuracy = None
         start = broadcast if defense is None else defense.start(0, broadcast)
         setting = ClientSetting(
             self.model, start, mask, lr=config.client_lr, local_steps=config.local_steps
