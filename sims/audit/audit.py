@@ -118,9 +118,7 @@ class AuditResult:
                 "attacks": list(self.attacks),
                 "labels": self.labels,
                 "eval_mode": list(self.eval_mode),
-                "summary": [
-                    {"quantity": q, "value": v, "unit": u} for q, v, u in self.rows()
-                ],
+                "summary": [{"quantity": q, "value": v, "unit": u} for q, v, u in self.rows()],
                 "record": self.record,
             }
         )
@@ -254,6 +252,7 @@ def audit(
         )
     world = World(config, GivenSetup(prepared, x, y, classes, base.to("cpu")))
     record, kept = record_with_reconstructions(world, p, float(noise_std))
+    record["client_lr"] = config.client_lr
     label_mode = attack_config(world).label_mode
     originals = next(iter(kept.values()))[0].numpy()
     return AuditResult(
