@@ -46,6 +46,7 @@ SUBCOMMANDS = (
     "figures",
     "leakage",
     "results",
+    "audit",
 )
 
 
