@@ -243,3 +243,31 @@ def test_cli_bad_inputs_exit_2_naming_the_option(
         main([*argv, "--out", str(tmp_path / "out"), *CLI_FAST])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")
+def test_cli_refuses_a_torchscript_model_in_one_line(tmp_path, capsys):
+    """A TorchScript file loads (torch.jit.load) but cannot be called with substituted
+    weights: exit 2, the message says so and names --model."""
+    torch.jit.save(torch.jit.script(mlp()), tmp_path / "model.pt")
+    images, labels = data(6)
+    np.savez(tmp_path / "c.npz", images=images.numpy(), labels=labels.numpy())
+    argv = ["audit", "--model", str(tmp_path / "model.pt"), "--data", str(tmp_path / "c.npz")]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--out", str(tmp_path / "out"), *CLI_FAST])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--model option" in err and "TorchScript" in err
+
+
+def test_a_dataset_of_pairs_gives_the_numbers_of_its_tensors(setup):
+    """A torch Dataset of (image, label) pairs is the same candidate set as its tensors."""
+    model, images, labels, mask, *_ = setup
+    dataset = torch.utils.data.TensorDataset(images, labels)
+    options = {**FAST, "attack_iterations": 1}
+    from_tensors = audit(model, images, labels, mask=mask, **options)
+    from_dataset = audit(model, dataset, mask=mask, **options)
+    assert from_dataset.exact_bits == from_tensors.exact_bits
+    assert from_dataset.record["theorem1_published_bits"] == pytest.approx(
+        from_tensors.record["theorem1_published_bits"], rel=1e-12
+    )
