@@ -104,6 +104,8 @@ def test_a_non_editable_install_works_outside_the_checkout(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
+    for name in ("LICENSE",):
+        shutil.copy(ROOT / name, source / name)
     for package in PACKAGES:
         shutil.copytree(
             ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
@@ -118,6 +120,11 @@ def test_a_non_editable_install_works_outside_the_checkout(tmp_path):
     configs = sorted(p.name for p in (ROOT / "sims/sweep/configs").glob("*.toml"))
     assert "quick_digits.toml" in configs
     assert sorted(p.name for p in (site / "sims/sweep/configs").glob("*.toml")) == configs
+    # The one import name, from sims/_toplevel/pruneleak, installed once (not also under
+    # sims), and every package marked as typed.
+    assert (site / "pruneleak/__main__.py").is_file()
+    assert not (site / "sims/_toplevel").exists()
+    assert all((site / name / "py.typed").is_file() for name in (*PACKAGES, "pruneleak"))
 
     # One interpreter (torch and sympy take seconds to import) runs the installed
     # command line twice from a folder outside the checkout.

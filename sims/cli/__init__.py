@@ -32,6 +32,7 @@ from pathlib import Path
 
 from sims.cli.arguments import nonnegative_int
 from sims.cli.options import name_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import OUTPUT_ROOT
 from sims.core.runtime import cpu_tuning
 
@@ -146,8 +147,29 @@ def add_data_dir_argument(parser) -> None:
     )
 
 
-def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
-    """The ``pruneleak`` parser with ``commands`` (default: :data:`SUBCOMMANDS`)."""
+def chosen_command(argv: list[str], commands: tuple[str, ...]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option or the value
+    of ``--threads``), or None if it names none of ``commands``."""
+    words = iter(argv)
+    for word in words:
+        if word == "--threads":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in commands else None
+    return None
+
+
+def build_parser(
+    commands: tuple[str, ...] | None = None, *, argv: list[str] | None = None
+) -> argparse.ArgumentParser:
+    """The ``pruneleak`` parser with ``commands`` (default: :data:`SUBCOMMANDS`).
+
+    Given the ``argv`` it will parse, only the subcommand that ``argv`` names is built in
+    full (its module imported, its options added); the others are listed by their line
+    of :data:`sims.cli.summaries.SUMMARIES`, so that ``pruneleak --help`` and ``pruneleak
+    bound ...`` import neither torch nor the simulations. Without ``argv``, every
+    subcommand is built in full.
+    """
     parser = Parser(
         prog="pruneleak",
         description="Privacy leakage in pruned federated learning: bounds, attacks, verification.",
@@ -164,12 +186,30 @@ def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         default=1,
         metavar="N",
         help="torch intra-op CPU threads for this command (1: the toolkit's small models "
-        "run fastest on one thread of a shared host; 0 keeps torch's own choice)",
+        "run fastest on one thread of a shared host; 0 keeps torch's own choice; bound and "
+        "verify do not use torch)",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = add_subcommands(parser, dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS if commands is None else commands:
-        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+    commands = SUBCOMMANDS if commands is None else commands
+    chosen = None if argv is None else chosen_command(argv, commands)
+    for name in commands:
+        if argv is not None and name != chosen and name in SUMMARIES:
+            add_command(subparsers, name, help=SUMMARIES[name], description=SUMMARIES[name])
+        else:
+            importlib.import_module(f"{__name__}.{name}").register(subparsers)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject's), or "unknown" when running
+    from a checkout that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pruneleak")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _one_line(err: BaseException) -> str:
@@ -186,7 +226,8 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
 
     Returns the command's exit status on success; errors end in ``SystemExit``.
     """
-    parser = build_parser(commands)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(commands, argv=argv)
     args = parser.parse_args(argv)
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     # on the root logger even where handlers exist already (basicConfig then does nothing)
@@ -195,7 +236,10 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
     )
     prog = args.command_prog
     try:
-        with cpu_tuning(threads=args.threads or None):
+        # torch's thread count is set only for commands that use torch: setting it would
+        # import torch (seconds) into `bound` and `verify`, which are pure math.
+        threads = args.threads if getattr(args, "uses_torch", True) else 0
+        with cpu_tuning(threads=threads or None):
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:

@@ -29,6 +29,7 @@ from sims.cli.arguments import (
     positive_float,
     positive_int,
 )
+from sims.cli.summaries import SUMMARIES
 
 # What +inf means where it is an answer; any other non-finite value is refused.
 NO_GUARANTEE = "no privacy guarantee"
@@ -39,10 +40,11 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "bound",
-        help="evaluate a paper's bound, published and corrected",
+        help=SUMMARIES["bound"],
         description="Evaluate the published and corrected bounds of the source papers.",
     )
     kinds = add_subcommands(parser, dest="bound", metavar="BOUND")
+    parser.set_defaults(uses_torch=False)  # pure math: main leaves torch unimported
     _add_priprune(kinds)
     _add_equivalence(kinds)
     _add_fedltp(kinds)

@@ -25,6 +25,7 @@ from sims.cli.arguments import (
     positive_int,
 )
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -96,7 +97,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "demo",
-        help="exact leakage and bounds in bits, and SGI/GI's NMI, versus p on digits",
+        help=SUMMARIES["demo"],
         description=(
             "Sweep the base pruning rate p on one FedSGD update of a small model of the "
             "data set (the 8x8 digits by default): "

@@ -30,6 +30,7 @@ from sims.cli.arguments import (
     positive_int,
 )
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets, load_dataset
@@ -50,7 +51,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "fedltp",
-        help="Fed-LTP or a baseline (DP-Fed, Fed-SPA) trained to a privacy budget",
+        help=SUMMARIES["fedltp"],
         description=(
             "Fed-LTP (Shi et al.: lottery tickets on public data, DP local training, "
             "Laplace-noised validation) or its baselines DP-Fed and Fed-SPA, run until the "

@@ -13,6 +13,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from sims.cli import add_command, add_out_argument
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.scale import SCALES
 from sims.plots.figures import notebook_paths, run_notebook
@@ -24,7 +25,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "figures",
-        help="execute the notebooks of a checkout and write their figures under --out",
+        help=SUMMARIES["figures"],
         description=(
             "Execute every notebook of a pruneleak checkout (in quick or paper scale) and "
             "write the figures they save under --out."

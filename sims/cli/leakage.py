@@ -22,6 +22,7 @@ from sims.cli.arguments import (
     positive_int,
 )
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -89,7 +90,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "leakage",
-        help="exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
+        help=SUMMARIES["leakage"],
         description=(
             "For each pruning rate p and Gaussian noise s on every value the server sees, "
             "compute the exact leakage I(X; Y) in bits of a target batch drawn uniformly "

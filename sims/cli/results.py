@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sims.cli import add_command, add_subcommands
+from sims.cli.summaries import SUMMARIES
 from sims.core.store import Problem, check, repair
 
 
@@ -22,7 +23,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "results",
-        help="check or repair a results file (JSON lines, one record per job)",
+        help=SUMMARIES["results"],
         description=(
             "Inspect or repair a results store written by demo, sweep, train or leakage: "
             "one JSON record per line, each with a key no other line holds."

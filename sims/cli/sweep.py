@@ -9,6 +9,7 @@ from sims import cli
 from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import nonnegative_int
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.reconstructions import RECONSTRUCTIONS_DIR
 from sims.core.store import ResultStore
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "sweep",
-        help="run or resume an attack-study sweep from a TOML grid",
+        help=SUMMARIES["sweep"],
         description=(
             "Expand the grid of CONFIG (a packaged configuration: "
             f"{', '.join(packaged_configs())}; or a TOML file with name, [base], [[grid]] "

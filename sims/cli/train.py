@@ -22,6 +22,7 @@ from sims.cli.arguments import (
     positive_int,
 )
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 from sims.core.store import ResultStore
 from sims.data.datasets import available_datasets
@@ -63,7 +64,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "train",
-        help="train a pruned FL model and record its per-round test accuracy",
+        help=SUMMARIES["train"],
         description=(
             "Pruned FL training (PriPrune Algorithm 1) with per-round test accuracy. Each "
             f"run appends one record (the whole per-round curve) to {RESULTS_NAME} under "

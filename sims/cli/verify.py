@@ -19,6 +19,7 @@ import time
 
 from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import nonnegative_int
+from sims.cli.summaries import SUMMARIES
 from sims.core.outputs import output_dir
 
 REPORT_NAME = "verification_report"
@@ -28,7 +29,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "verify",
-        help="check every theorem constant and proof step of the source papers",
+        help=SUMMARIES["verify"],
         description=(
             "Run the symbolic, grid and Monte Carlo checks of every checkable claim of the "
             "source papers and report a verdict with evidence for each."
@@ -58,7 +59,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--list", action="store_true", help="list the claim ids and exit")
     add_out_argument(parser, "verify")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, uses_torch=False)  # main leaves torch unimported
 
 
 def run(args) -> int:

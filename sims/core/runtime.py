@@ -22,10 +22,15 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-
-import torch
+from typing import TYPE_CHECKING
 
 from bounds.validation import check_int
+
+if TYPE_CHECKING:
+    import torch
+
+# torch is imported inside the functions that use it, so that a command that never
+# touches torch (``pruneleak bound``, ``pruneleak verify``) starts without loading it.
 
 # glibc mallopt parameters (malloc.h), their defaults (mallopt(3)) and our tuned values.
 _M_TRIM_THRESHOLD = -1
@@ -52,9 +57,9 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
     """Tune the CPU for many small torch steps, inside this block only.
 
     Args:
-        threads: torch intra-op threads inside the block (None: leave as is). One thread
-            suits the small models of the attacks: a second one mostly adds
-            synchronisation on a shared host.
+        threads: torch intra-op threads inside the block (None: leave as is, and torch
+            is not imported). One thread suits the small models of the attacks: a second
+            one mostly adds synchronisation on a shared host.
         keep_freed_memory: on glibc, let the heap keep freed blocks of up to 32 MiB (and
             up to 1 GiB of free heap top). An attack iteration frees and reallocates the
             same large tensors every step; with glibc's defaults each of them is served
@@ -64,11 +69,13 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
     Thread counts are process-wide in torch: do not enter this from several Python
     threads at once.
     """
+    torch = None
     if threads is not None:
         threads = check_int("threads", threads, func="cpu_tuning", low=1)
-    previous = torch.get_num_threads()
+        import torch
+    previous = torch.get_num_threads() if torch is not None else None
     mallopt = _mallopt() if keep_freed_memory else None
-    if threads is not None and threads != previous:
+    if torch is not None and threads != previous:
         torch.set_num_threads(threads)
     if mallopt is not None:
         mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
@@ -79,7 +86,7 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
         if mallopt is not None:
             mallopt(_M_MMAP_THRESHOLD, _DEFAULT_THRESHOLD_BYTES)
             mallopt(_M_TRIM_THRESHOLD, _DEFAULT_THRESHOLD_BYTES)
-        if torch.get_num_threads() != previous:
+        if torch is not None and torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
 
 
@@ -97,6 +104,8 @@ def check_seed(value, *, func: str, name: str = "seed") -> int:
 def seeded(seed: int, device: torch.device | str = "cpu") -> Iterator[None]:
     """Run the block with torch's global generator (CPU, and ``device`` if CUDA) seeded
     to ``seed``; the generators' previous states are restored on exit."""
+    import torch
+
     seed = check_seed(seed, func="seeded")
     device = torch.device(device)
     devices = [device] if device.type == "cuda" else []
@@ -107,6 +116,8 @@ def seeded(seed: int, device: torch.device | str = "cpu") -> Iterator[None]:
 
 def generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
     """A fresh ``torch.Generator`` on ``device`` seeded to ``seed``."""
+    import torch
+
     seed = check_seed(seed, func="generator")
     return torch.Generator(device=torch.device(device)).manual_seed(seed)
 

@@ -12,6 +12,7 @@ official test split where one exists. Client splits are in :mod:`sims.data.parti
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import numpy as np
 import torch
 
 from bounds.validation import check_choice, check_int, check_real
+from sims.core.extras import require
 from sims.core.memory import device_memory_bytes
 from sims.data import formats
 
@@ -193,17 +195,12 @@ def load_digits_dataset() -> ImageDataset:
 
 
 def _skimage_data(func: str):
-    """``skimage.data``, or a ValueError (one line on the command line) saying what to
-    install: the faces and patches ship inside scikit-image's wheel, which pruneleak does
-    not require (it is in the ``test`` extra)."""
-    try:
-        from skimage import data
-    except ImportError as err:
-        raise ValueError(
-            f"{func} needs the images shipped with scikit-image, which cannot be imported "
-            f"({err}): pip install scikit-image (or pip install 'pruneleak[test]')."
-        ) from err
-    return data
+    """``skimage.data``, or a :class:`~sims.core.extras.MissingExtraError` (one line on the
+    command line) naming the extra to install: the faces and patches ship inside
+    scikit-image's wheel, which the plain install of pruneleak does not require (it is the
+    ``faces`` extra)."""
+    require("skimage", purpose=f"{func} (the images shipped with scikit-image)")
+    return importlib.import_module("skimage.data")
 
 
 def load_faces() -> ImageDataset:

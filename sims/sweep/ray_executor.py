@@ -38,9 +38,10 @@ except the wall-clock ``seconds``.
 
 Ray is imported when a sweep runs on it, not with pruneleak: without Ray installed
 (``pip install 'pruneleak[ray]'``) everything else works and asking for this executor is
-a ValueError saying what to install. A Ray runtime this process has initialised already is
-used as it is; otherwise :func:`run_on_ray` starts one (or connects to ``address``) and
-shuts it down before returning, even after an error, so it leaves no Ray runtime behind.
+a ValueError saying what to install (:func:`sims.core.extras.require`). A Ray runtime
+this process has initialised already is used as it is; otherwise :func:`run_on_ray`
+starts one (or connects to ``address``) and shuts it down before returning, even after an
+error, so it leaves no Ray runtime behind.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from collections.abc import Callable, Sequence
 
 from tqdm.auto import tqdm
 
+from sims.core.extras import require
 from sims.core.runtime import cpu_tuning
 from sims.core.store import ResultStore
 from sims.sweep.grid import Resources, SweepConfig
@@ -65,14 +67,9 @@ MAX_RETRIES = 3
 
 
 def import_ray():
-    """The ``ray`` module, or a ValueError saying how to install it."""
-    try:
-        import ray
-    except ImportError as err:
-        raise ValueError(
-            "The Ray executor needs Ray, which is not installed: pip install 'pruneleak[ray]'."
-        ) from err
-    return ray
+    """The ``ray`` module, or a :class:`~sims.core.extras.MissingExtraError` (a ValueError)
+    saying how to install it."""
+    return require("ray", purpose="The Ray executor")
 
 
 def _run_with_threads(run: Callable[[AttackJob], dict], job: AttackJob, threads: int) -> dict:
