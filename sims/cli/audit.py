@@ -16,6 +16,7 @@ from pathlib import Path
 from sims.cli import add_command, add_out_argument
 from sims.cli.arguments import nonnegative_float, nonnegative_int, positive_float, positive_int
 from sims.cli.options import declare_options
+from sims.cli.summaries import SUMMARIES
 
 #: Command-line destination -> parameter of :func:`sims.audit.audit`.
 OPTIONS = {
@@ -54,7 +55,7 @@ def register(subparsers) -> None:
     parser = add_command(
         subparsers,
         "audit",
-        help="audit your own model, data and pruning mask: exact bits, bounds, attacks",
+        help=SUMMARIES["audit"],
         description=(
             "The exact leakage in bits of a target batch (B of M candidates) through your "
             "model's pruned FL update, beside the ceiling, the valid upper bounds, "

@@ -17,4 +17,5 @@ SUMMARIES = {
     "figures": "execute the notebooks of a checkout and write their figures under --out",
     "leakage": "exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
     "results": "check or repair a results file (JSON lines, one record per job)",
+    "audit": "audit your own model, data and pruning mask: exact bits, bounds, attacks",
 }
