@@ -21,7 +21,7 @@ import dp_accounting as dpa
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 
-from bounds import accounting
+from pruneleak.bounds import accounting
 
 
 def make_queries(n: int, seed: int = 0) -> list[tuple[float, float, int, float]]:

@@ -55,20 +55,20 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from estimators.device import resolve_device
-from sims.attacks import (
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.attacks import (
     DIGITS_ATTACK_MODEL,
     AttackConfig,
     invert_gradient,
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.optimizers import ADAM_GAMMA, ADAM_MILESTONES
-from sims.core.runtime import cpu_tuning, seeded
-from sims.data.datasets import load_digits_dataset
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from pruneleak.sims.attacks.optimizers import ADAM_GAMMA, ADAM_MILESTONES
+from pruneleak.sims.core.runtime import cpu_tuning, seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 PRUNING_RATE = 0.5

@@ -51,9 +51,9 @@ SETTLE_SECONDS = 5.0
 
 def _problem(n: int, p: float | None, device: str):
     """Conv-2, its weights, ``n`` images and labels, and the mask (None when p is None)."""
-    from sims.core.runtime import seeded
-    from sims.models import conv_net
-    from sims.pruning.mask import random_mask
+    from pruneleak.sims.core.runtime import seeded
+    from pruneleak.sims.models import conv_net
+    from pruneleak.sims.pruning.mask import random_mask
 
     with seeded(0):
         model = conv_net(2, in_channels=1, image_size=28, num_classes=62).to(device)
@@ -70,8 +70,8 @@ def _baseline_statistics(model, params, images, labels, mask):
     matrix from vmap, its kept columns, then the chunked float64 Gram."""
     from torch.func import grad, vmap
 
-    from sims.core.functional import batch_loss
-    from sims.core.gradstats import gram_log_pseudo_determinant
+    from pruneleak.sims.core.functional import batch_loss
+    from pruneleak.sims.core.gradstats import gram_log_pseudo_determinant
 
     def sample_loss(p, x, y):
         return batch_loss(model, p, x.unsqueeze(0), y.unsqueeze(0))
@@ -85,7 +85,7 @@ def _baseline_statistics(model, params, images, labels, mask):
 
 
 def _fast_statistics(model, params, images, labels, mask):
-    from sims.core.gradstats import gradient_statistics
+    from pruneleak.sims.core.gradstats import gradient_statistics
 
     stats = gradient_statistics(model, params, images, labels, mask=mask)
     return stats.d_star, stats.log_pseudo_det
@@ -98,7 +98,7 @@ def _projection(matrix: torch.Tensor) -> list[float]:
 
 
 def _ours_per_sample(model, params, images, labels, mask):
-    from sims.core.per_sample import per_sample_gradients
+    from pruneleak.sims.core.per_sample import per_sample_gradients
 
     return _projection(per_sample_gradients(model, params, images, labels))
 

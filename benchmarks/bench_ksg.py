@@ -24,9 +24,9 @@ import statistics
 import time
 import warnings
 
-from estimators.estimate import MIWarning
-from estimators.ksg import KSG, TREE_MAX_DIM
-from estimators.mi import correlated_gaussian_pair
+from pruneleak.estimators.estimate import MIWarning
+from pruneleak.estimators.ksg import KSG, TREE_MAX_DIM
+from pruneleak.estimators.mi import correlated_gaussian_pair
 
 
 def _median_time(estimator: KSG, x, y, repeats: int) -> tuple[float, float]:

@@ -64,10 +64,10 @@ MIB = 2.0**20
 
 def _problem(m: int, p: float, device: str):
     """Conv-2 for the 28x28 faces, its weights, ``m`` faces and labels, the mask at ``p``."""
-    from sims.core.runtime import seeded
-    from sims.data.datasets import load_dataset
-    from sims.models import conv_net
-    from sims.pruning.mask import random_mask
+    from pruneleak.sims.core.runtime import seeded
+    from pruneleak.sims.data.datasets import load_dataset
+    from pruneleak.sims.models import conv_net
+    from pruneleak.sims.pruning.mask import random_mask
 
     data = load_dataset("faces").resized(28)
     with seeded(0):
@@ -80,14 +80,14 @@ def _problem(m: int, p: float, device: str):
 
 
 def _dense_releases(model, params, mask, images, labels):
-    from sims.fl.release import release_vectors
+    from pruneleak.sims.fl.release import release_vectors
 
     return release_vectors(model, params, mask, images, labels, lr=LR).numpy()
 
 
 def _gram_releases(model, params, mask, images, labels):
-    from bounds.leakage import releases_from_gram
-    from sims.fl.release import release_gram
+    from pruneleak.bounds.leakage import releases_from_gram
+    from pruneleak.sims.fl.release import release_gram
 
     return releases_from_gram(release_gram(model, params, mask, images, labels, lr=LR).numpy())
 
@@ -97,7 +97,7 @@ ROUTES = {"dense": _dense_releases, "gram": _gram_releases}
 
 def _run(route: str, problem, samples: int) -> dict:
     """One pass of ``route``: the releases, then the leakage at every (s, B)."""
-    from bounds.leakage import batch_leakage
+    from pruneleak.bounds.leakage import batch_leakage
 
     start = time.perf_counter()
     releases = ROUTES[route](*problem)
@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="timed runs per process")
     parser.add_argument("--device", default="auto", help="auto (default), cpu or cuda[:N]")
     args = parser.parse_args(argv)
-    from estimators.device import resolve_device
+    from pruneleak.estimators.device import resolve_device
 
     device = str(resolve_device(args.device))
     m, rates, samples = args.candidates, args.rates, args.samples

@@ -63,10 +63,10 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.registry import ESTIMATORS, get_estimator
-from estimators.tasks.suite import get_task, task_names
-from sims.core.runtime import fingerprint
-from sims.core.store import ResultStore
+from pruneleak.estimators.registry import ESTIMATORS, get_estimator
+from pruneleak.estimators.tasks.suite import get_task, task_names
+from pruneleak.sims.core.runtime import fingerprint
+from pruneleak.sims.core.store import ResultStore
 
 #: Factor of the "solved" band: truth / SOLVED_FACTOR <= value <= SOLVED_FACTOR * truth.
 SOLVED_FACTOR = 1.5
@@ -390,7 +390,7 @@ def reference_job(
     threads: int,
 ) -> dict:
     """Warm-up, then ``repeats`` timed trainings of :func:`reference_dv_training`."""
-    from estimators.device import resolve_device
+    from pruneleak.estimators.device import resolve_device
 
     device = str(resolve_device(device))
     _set_threads(threads)

@@ -20,9 +20,9 @@ import time
 
 import torch
 
-from estimators.device import resolve_device
-from sims.core.runtime import cpu_tuning
-from sims.experiments.width_closeness import (
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.experiments.width_closeness import (
     WidthClosenessConfig,
     closeness_errors,
     closeness_errors_reference,

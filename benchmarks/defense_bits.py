@@ -29,10 +29,10 @@ import json
 import math
 from pathlib import Path
 
-from sims.core.runtime import cpu_tuning
-from sims.core.store import ResultStore
-from sims.experiments.leakage import LeakageConfig
-from sims.experiments.leakage.defenses import (
+from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments.leakage import LeakageConfig
+from pruneleak.sims.experiments.leakage.defenses import (
     compare_defenses,
     format_agreement,
     format_defense_table,

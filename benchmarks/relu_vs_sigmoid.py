@@ -35,14 +35,14 @@ from dataclasses import replace
 
 import torch
 
-from estimators.device import resolve_device
-from estimators.image import psnr
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack, sgi_attack_batched
-from sims.core.runtime import seeded
-from sims.data.datasets import load_digits_dataset, load_faces, resize_images
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from pruneleak.estimators.device import resolve_device
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack, sgi_attack_batched
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.data.datasets import load_digits_dataset, load_faces, resize_images
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25
 SGI_RATE = 0.5

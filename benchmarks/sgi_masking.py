@@ -20,14 +20,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from estimators.device import resolve_device
-from estimators.image import psnr
-from sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack_batched
-from sims.core.runtime import cpu_tuning, seeded
-from sims.data.datasets import load_digits_dataset
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from pruneleak.estimators.device import resolve_device
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack_batched
+from pruneleak.sims.core.runtime import cpu_tuning, seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 PRUNING_RATE = 0.5

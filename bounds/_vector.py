@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import as_real_array, check_int, check_real
+from pruneleak.bounds.validation import as_real_array, check_int, check_real
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 

@@ -40,9 +40,9 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds import priprune
-from bounds._vector import as_output, int_array, real_array
-from bounds.validation import check_choice, check_finite_array, check_int, check_real
+from pruneleak.bounds import priprune
+from pruneleak.bounds._vector import as_output, int_array, real_array
+from pruneleak.bounds.validation import check_choice, check_finite_array, check_int, check_real
 
 UNITS = ("bits", "nats")
 # Cells of Q_s beyond 14 standard deviations carry < 1e-44 of the mass.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_finite_array, check_int
+from pruneleak.bounds.validation import check_finite_array, check_int
 
 #: Largest seed accepted: numpy takes any non-negative int, torch's ``manual_seed`` at most
 #: 2**64 - 1; one bound for both keeps a seed valid for every estimator.

@@ -50,10 +50,15 @@ import math
 import numpy as np
 from scipy.special import digamma
 
-from bounds.validation import check_bool, check_choice, check_int, check_real
-from estimators._arrays import check_seed
-from estimators.estimate import MIEstimate, make_estimate
-from estimators.samples import TRANSFORMS, heavy_tail_warnings, paired_samples, transform_samples
+from pruneleak.bounds.validation import check_bool, check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed
+from pruneleak.estimators.estimate import MIEstimate, make_estimate
+from pruneleak.estimators.samples import (
+    TRANSFORMS,
+    heavy_tail_warnings,
+    paired_samples,
+    transform_samples,
+)
 
 __all__ = ["GaussianMI", "gaussian_plugin_bias"]
 
@@ -191,7 +196,7 @@ class GaussianMI:
 
     Examples
     --------
-    >>> from estimators.mi import correlated_gaussian_pair
+    >>> from pruneleak.estimators.mi import correlated_gaussian_pair
     >>> x, y = correlated_gaussian_pair(2000, 2, 0.5, seed=0)  # I(X; Y) = 0.5 nats
     >>> est = GaussianMI().estimate(x, y)
     >>> abs(est.value - 0.5) < 0.05, est.ci_low < 0.5 < est.ci_high

@@ -28,9 +28,9 @@ from scipy.fft import dctn
 from scipy.ndimage import uniform_filter, zoom
 from scipy.optimize import linear_sum_assignment
 
-from bounds.validation import check_bool, check_choice, check_int, check_real
-from estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
-from estimators.nmi import DEFAULT_LEVELS, check_quantization, nmi, nmi_chance_level
+from pruneleak.bounds.validation import check_bool, check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
+from pruneleak.estimators.nmi import DEFAULT_LEVELS, check_quantization, nmi, nmi_chance_level
 
 __all__ = [
     "MATCH_SCORES",

@@ -36,10 +36,15 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 from scipy.special import digamma, stdtrit
 
-from bounds.validation import check_bool, check_choice, check_int, check_real
-from estimators._arrays import check_seed
-from estimators.estimate import MIEstimate, make_estimate
-from estimators.samples import TRANSFORMS, heavy_tail_warnings, paired_samples, transform_samples
+from pruneleak.bounds.validation import check_bool, check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed
+from pruneleak.estimators.estimate import MIEstimate, make_estimate
+from pruneleak.estimators.samples import (
+    TRANSFORMS,
+    heavy_tail_warnings,
+    paired_samples,
+    transform_samples,
+)
 
 __all__ = ["KSG"]
 
@@ -259,7 +264,7 @@ class KSG:
 
     Examples
     --------
-    >>> from estimators.mi import correlated_gaussian_pair
+    >>> from pruneleak.estimators.mi import correlated_gaussian_pair
     >>> x, y = correlated_gaussian_pair(2000, 1, 0.5, seed=0)  # I(X; Y) = 0.5 nats
     >>> est = KSG(n_resamples=10).estimate(x, y)
     >>> abs(est.value - 0.5) < 0.05, est.ci_low < est.value < est.ci_high

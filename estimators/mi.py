@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds.validation import check_int, check_real
-from estimators._arrays import check_seed, to_numpy
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators._arrays import check_seed, to_numpy
 
 __all__ = [
     "GaussianBatchChannel",

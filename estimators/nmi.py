@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed, check_values_in, pair_to_numpy, to_numpy
 
 DEFAULT_LEVELS = 256
 #: Most levels: codes are computed in float64, which holds every integer up to 2**53.

@@ -17,20 +17,20 @@ import importlib
 import inspect
 from typing import Protocol, runtime_checkable
 
-from bounds.validation import check_choice
-from estimators.estimate import MIEstimate
+from pruneleak.bounds.validation import check_choice
+from pruneleak.estimators.estimate import MIEstimate
 
 __all__ = ["ESTIMATORS", "MIEstimator", "estimate_mi", "get_estimator"]
 
 #: Registry name -> "module:class" of the estimator.
 ESTIMATORS = {
-    "gaussian": "estimators.closed_form:GaussianMI",
-    "ksg": "estimators.ksg:KSG",
-    "mine": "estimators.neural:MINE",
-    "hmine": "estimators.neural:HMINE",
-    "infonce": "estimators.neural:InfoNCE",
-    "nwj": "estimators.neural:NWJ",
-    "smile": "estimators.neural:SMILE",
+    "gaussian": "pruneleak.estimators.closed_form:GaussianMI",
+    "ksg": "pruneleak.estimators.ksg:KSG",
+    "mine": "pruneleak.estimators.neural:MINE",
+    "hmine": "pruneleak.estimators.neural:HMINE",
+    "infonce": "pruneleak.estimators.neural:InfoNCE",
+    "nwj": "pruneleak.estimators.neural:NWJ",
+    "smile": "pruneleak.estimators.neural:SMILE",
 }
 
 
@@ -70,7 +70,7 @@ def estimate_mi(x, y, method: str = "ksg", *, seed: int = 0, **params) -> MIEsti
 
     Examples
     --------
-    >>> from estimators.mi import correlated_gaussian_pair
+    >>> from pruneleak.estimators.mi import correlated_gaussian_pair
     >>> x, y = correlated_gaussian_pair(2000, 1, 0.5, seed=0)  # I(X; Y) = 0.5 nats
     >>> est = estimate_mi(x, y, "gaussian")
     >>> est.ci_low < 0.5 < est.ci_high

@@ -22,8 +22,8 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
-from bounds.validation import check_choice
-from estimators._arrays import to_numpy
+from pruneleak.bounds.validation import check_choice
+from pruneleak.estimators._arrays import to_numpy
 
 __all__ = [
     "HEAVY_TAIL_THRESHOLD",

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int
-from sims.core.memory import TRAINING_COPIES, check_fits
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.sims.core.memory import TRAINING_COPIES, check_fits
 
 _ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
     "relu": nn.ReLU,

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimators import registry
-from estimators.estimate import MIEstimate
-from estimators.mi import correlated_gaussian_pair
-from estimators.tasks.suite import get_task
+from pruneleak.estimators import registry
+from pruneleak.estimators.estimate import MIEstimate
+from pruneleak.estimators.mi import correlated_gaussian_pair
+from pruneleak.estimators.tasks.suite import get_task
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -290,7 +290,7 @@ def test_reference_loop_learns():
 
 
 FAKE_MODULE = """
-from estimators.estimate import MIEstimate
+from pruneleak.estimators.estimate import MIEstimate
 
 
 class Fake:
@@ -309,7 +309,7 @@ def fake_registry(tmp_path, monkeypatch):
     (tmp_path / "fake_mi_module.py").write_text(FAKE_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(registry.ESTIMATORS, "fake", "fake_mi_module:Fake")
-    monkeypatch.setitem(registry.ESTIMATORS, "absent", "estimators.no_such_module:Absent")
+    monkeypatch.setitem(registry.ESTIMATORS, "absent", "pruneleak.estimators.no_such_module:Absent")
     return tmp_path
 
 

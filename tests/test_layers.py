@@ -54,21 +54,32 @@ def _package(relative: Path) -> str:
     return ".".join(relative.with_suffix("").parts[:-1])
 
 
+def _folder_name(module: str) -> str:
+    """``module`` named by the repository's folders: ``pruneleak.sims.cli`` (the installed
+    name, ``pyproject.toml``'s package-dir) is ``sims.cli`` here."""
+    for layer in LIBRARY:
+        if _within(module, f"pruneleak.{layer}"):
+            return module.removeprefix("pruneleak.")
+    return module
+
+
 def _imports(tree: ast.Module, package: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
-    """``(aliases, imported)``: local name -> dotted name, and (line, module) per import."""
+    """``(aliases, imported)``: local name -> dotted name, and (line, module) per import,
+    modules named by the repository's folders (:func:`_folder_name`)."""
     aliases: dict[str, str] = {}
     imported: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                imported.append((node.lineno, alias.name))
+                name = _folder_name(alias.name)
+                imported.append((node.lineno, name))
                 if alias.asname:
-                    aliases[alias.asname] = alias.name
+                    aliases[alias.asname] = name
                 else:
                     top = alias.name.split(".")[0]
                     aliases[top] = top
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
+            base = _folder_name(node.module or "")
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
@@ -165,6 +176,7 @@ PLANTED = {
     ),
     "sims/malloc.py": "import ctypes\n",
     "sims/upward.py": "from sims.cli import main\n",
+    "sims/installed_name.py": "from pruneleak.sims.cli import main\n",
     "sims/core/runtime.py": "import ctypes\nimport torch\n\ntorch.manual_seed(0)\n",
     "sims/cli/tune.py": "import torch\n\ntorch.set_num_threads(2)\n",
 }
@@ -187,6 +199,8 @@ def test_planted_breaches_are_found_and_allowed_uses_are_not(tmp_path):
         "estimators/uses_sims.py:1: estimators imports sims.models.conv_net",
         "sims/forked.py:5: calls torch.set_num_threads",
         "sims/forked.py:6: calls torch.cuda.manual_seed_all",
+        "sims/installed_name.py:1: library code imports sims.cli",
+        "sims/installed_name.py:1: library code imports sims.cli.main",
         "sims/malloc.py:1: imports ctypes",
         "sims/seed.py:3: calls torch.manual_seed",
         "sims/threads.py:3: calls torch.set_num_threads",

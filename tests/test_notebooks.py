@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from sims.plots.figures import notebook_paths, run_notebook
+from pruneleak.sims.plots.figures import notebook_paths, run_notebook
 
 NOTEBOOKS = notebook_paths(Path(__file__).resolve().parents[1] / "notebooks")
 

@@ -1,7 +1,9 @@
 """The installed package stands on its own: no path into a checkout, configs included.
 
-A non-editable install holds only ``bounds``, ``estimators`` and ``sims`` (and the
-package data of ``pyproject.toml``): code that reaches ``benchmarks/``, ``notebooks/`` or
+A non-editable install holds one top-level name, ``pruneleak``, with ``pruneleak.bounds``,
+``pruneleak.estimators`` and ``pruneleak.sims`` mapped from the repository's folders (and
+the package data of ``pyproject.toml``); no generic name such as ``bounds`` is installed.
+Code that reaches ``benchmarks/``, ``notebooks/`` or
 ``paper_figs/`` through ``Path(__file__).parents[...]`` works in a checkout and breaks
 once installed, and a sweep config left out of the package data is missing only there.
 """
@@ -119,28 +121,34 @@ def test_a_non_editable_install_works_outside_the_checkout(tmp_path):
     )
     configs = sorted(p.name for p in (ROOT / "sims/sweep/configs").glob("*.toml"))
     assert "quick_digits.toml" in configs
-    assert sorted(p.name for p in (site / "sims/sweep/configs").glob("*.toml")) == configs
-    # The one import name, from sims/_toplevel/pruneleak, installed once (not also under
-    # sims), and every package marked as typed.
+    installed = site / "pruneleak/sims/sweep/configs"
+    assert sorted(p.name for p in installed.glob("*.toml")) == configs
+    # One import name, from sims/_toplevel/pruneleak, over the three folders; nothing
+    # else at the top of site-packages (no generic bounds / sims), every package typed.
     assert (site / "pruneleak/__main__.py").is_file()
-    assert not (site / "sims/_toplevel").exists()
-    assert all((site / name / "py.typed").is_file() for name in (*PACKAGES, "pruneleak"))
+    top = {p.name for p in site.iterdir() if p.suffix not in (".dist-info", ".egg-info")}
+    top.discard("bin")  # the console script
+    assert top == {"pruneleak"}, top
+    assert not (site / "pruneleak/sims/_toplevel").exists()
+    assert all((site / "pruneleak" / name / "py.typed").is_file() for name in PACKAGES)
+    assert (site / "pruneleak/py.typed").is_file()
 
     # One interpreter (torch and sympy take seconds to import) runs the installed
     # command line twice from a folder outside the checkout.
     script = (
-        "import sys, sims.cli\n"
-        "print(sims.cli.__file__)\n"
-        "print('verify exit', sims.cli.main(['verify', '--claim', 'huang.A5']))\n"
+        "import importlib.util, sys, pruneleak.sims.cli as cli\n"
+        "print(cli.__file__)\n"
+        "print('generic names', [n for n in PACKAGES if importlib.util.find_spec(n)])\n"
+        "print('verify exit', cli.main(['verify', '--claim', 'huang.A5']))\n"
         "try:\n"
-        "    sims.cli.main(['figures'])\n"
+        "    cli.main(['figures'])\n"
         "except SystemExit as stop:\n"
         "    print('figures exit', stop.code)\n"
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     run = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", f"PACKAGES = {PACKAGES!r}\n" + script],
         cwd=elsewhere,
         env={**os.environ, "PYTHONPATH": str(site)},  # the installed copy, not the checkout
         capture_output=True,
@@ -148,7 +156,8 @@ def test_a_non_editable_install_works_outside_the_checkout(tmp_path):
         timeout=240,
     )
     lines = run.stdout.splitlines()
-    assert lines[0] == str(site / "sims/cli/__init__.py"), run.stderr
+    assert lines[0] == str(site / "pruneleak/sims/cli/__init__.py"), run.stderr
+    assert lines[1] == "generic names []", lines
     assert "verify exit 0" in lines and "figures exit 2" in lines, run.stderr
     report = elsewhere / "pruneleak-out/verify/verification_report.md"
     assert "huang.A5" in report.read_text()

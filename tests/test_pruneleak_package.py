@@ -50,10 +50,10 @@ def test_the_version_is_the_installed_distributions(pruneleak):
 
 
 def test_audit_and_its_result_are_imported_from_sims_audit_on_first_use(pruneleak, monkeypatch):
-    fake = types.ModuleType("sims.audit")
+    fake = types.ModuleType("pruneleak.sims.audit")
     fake.audit = lambda *args, **kwargs: "audited"
     fake.AuditResult = type("AuditResult", (), {})
-    monkeypatch.setitem(sys.modules, "sims.audit", fake)
+    monkeypatch.setitem(sys.modules, "pruneleak.sims.audit", fake)
     assert pruneleak.audit() == "audited"
     assert pruneleak.AuditResult is fake.AuditResult
     assert {"audit", "AuditResult", "__version__"} <= set(dir(pruneleak))
@@ -65,7 +65,8 @@ def test_import_pruneleak_imports_neither_the_audit_nor_torch():
     run = _python(
         "-c",
         "import sys, pruneleak; print(pruneleak.__file__); "
-        "print([m for m in ('sims.audit', 'torch', 'sims') if m in sys.modules])",
+        "names = ('pruneleak.sims.audit', 'torch', 'pruneleak.sims'); "
+        "print([m for m in names if m in sys.modules])",
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [str(TOPLEVEL / "pruneleak/__init__.py"), "[]"]

@@ -80,14 +80,14 @@ from __future__ import annotations
 
 import logging
 
-from bounds.accounting.conversion import (
+from pruneleak.bounds.accounting.conversion import (
     DEFAULT_ORDERS,
     compose,
     delta_from_rdp,
     epsilon_from_rdp,
     epsilon_sampled_gaussian,
 )
-from bounds.accounting.fedltp import (
+from pruneleak.bounds.accounting.fedltp import (
     fedltp_epsilon_corrected,
     fedltp_epsilon_published,
     fedltp_epsilon_published_expr,
@@ -95,13 +95,13 @@ from bounds.accounting.fedltp import (
     fedltp_rho_s_published,
     fedltp_rho_v_published,
 )
-from bounds.accounting.rdp import (
+from pruneleak.bounds.accounting.rdp import (
     log_a_sampled_gaussian_quad,
     rdp_gaussian,
     rdp_laplace,
     rdp_sampled_gaussian,
 )
-from bounds.accounting.zcdp import (
+from pruneleak.bounds.accounting.zcdp import (
     rdp_from_zcdp,
     zcdp_from_pure_dp,
     zcdp_gaussian,

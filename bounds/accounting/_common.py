@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from bounds._vector import real_array
-from bounds.validation import check_real
+from pruneleak.bounds._vector import real_array
+from pruneleak.bounds.validation import check_real
 
 _ALPHA, _DELTA, _LAMBDA = sp.symbols("alpha delta lambda_val", positive=True)
 _T = sp.Symbol("t", nonnegative=True, integer=True)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output
-from bounds.accounting._common import (
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.accounting._common import (
     _ALPHA,
     _DELTA,
     _MAX_COUNT,
@@ -18,8 +18,8 @@ from bounds.accounting._common import (
     _rdp_curve,
     _sampled_orders,
 )
-from bounds.accounting.rdp import rdp_sampled_gaussian
-from bounds.validation import check_choice, check_int, check_real
+from pruneleak.bounds.accounting.rdp import rdp_sampled_gaussian
+from pruneleak.bounds.validation import check_choice, check_int, check_real
 
 # Same grid as dp-accounting's DEFAULT_RDP_ORDERS (rdp_privacy_accountant.py, v0.4),
 # so that the two accountants optimise over identical orders.

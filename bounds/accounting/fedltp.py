@@ -7,8 +7,8 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output
-from bounds.accounting._common import (
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.accounting._common import (
     _ALPHA,
     _LAMBDA,
     _MAX_COUNT,
@@ -19,15 +19,15 @@ from bounds.accounting._common import (
     _orders,
     _sampled_orders,
 )
-from bounds.accounting.conversion import (
+from pruneleak.bounds.accounting.conversion import (
     _CONVERSIONS,
     _SYM_TIGHT_CONVERSION,
     DEFAULT_ORDERS,
     _tight_conversion,
     epsilon_from_rdp,
 )
-from bounds.accounting.rdp import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
-from bounds.validation import check_choice, check_int, check_real
+from pruneleak.bounds.accounting.rdp import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
+from pruneleak.bounds.validation import check_choice, check_int, check_real
 
 # Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
 _SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)

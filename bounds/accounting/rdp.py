@@ -8,9 +8,9 @@ import math
 import numpy as np
 from scipy import integrate, special
 
-from bounds._vector import as_output
-from bounds.accounting._common import _MAX_SAMPLED_ORDER, _noise, _orders, _sampled_orders
-from bounds.validation import check_real
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.accounting._common import _MAX_SAMPLED_ORDER, _noise, _orders, _sampled_orders
+from pruneleak.bounds.validation import check_real
 
 logger = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds._vector import as_output, real_array
-from bounds.accounting._common import _orders
-from bounds.validation import check_broadcast
+from pruneleak.bounds._vector import as_output, real_array
+from pruneleak.bounds.accounting._common import _orders
+from pruneleak.bounds.validation import check_broadcast
 
 
 def zcdp_from_pure_dp(epsilon):

@@ -13,13 +13,13 @@ minibatch estimate and the input layer).
 
 Example::
 
-    >>> from bounds import claims
+    >>> from pruneleak.bounds import claims
     >>> result = claims.run_claims([claims.get_claim("huang.C4.small_a")])[0]
     >>> result.verdict
     'fails'
 """
 
-from bounds.claims.checks import (
+from pruneleak.bounds.claims.checks import (
     VERDICTS,
     CheckResult,
     Curve,
@@ -30,9 +30,9 @@ from bounds.claims.checks import (
     SeriesCheck,
     SymbolicCheck,
 )
-from bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
-from bounds.claims.findings import FINDINGS, Finding
-from bounds.claims.registry import (
+from pruneleak.bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
+from pruneleak.bounds.claims.findings import FINDINGS, Finding
+from pruneleak.bounds.claims.registry import (
     THOROUGH_EFFORT,
     all_claims,
     get_claim,
@@ -40,7 +40,7 @@ from bounds.claims.registry import (
     run_claims,
     select_claims,
 )
-from bounds.claims.report import (
+from pruneleak.bounds.claims.report import (
     closing_note,
     render_json,
     render_markdown,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.claims.checks import (
+from pruneleak.bounds.claims.checks import (
     CHECK_TYPES,
     FAILS,
     HOLDS,
@@ -26,7 +26,7 @@ from bounds.claims.checks import (
     CheckResult,
     combine_verdicts,
 )
-from bounds.validation import check_int, check_real
+from pruneleak.bounds.validation import check_int, check_real
 
 PAPERS = {
     "priprune": "PriPrune",

@@ -19,9 +19,9 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, special, stats
 
-from bounds import accounting
-from bounds.claims.checks import GridCheck, Param, SymbolicCheck
-from bounds.claims.claim import Claim
+from pruneleak.bounds import accounting
+from pruneleak.bounds.claims.checks import GridCheck, Param, SymbolicCheck
+from pruneleak.bounds.claims.claim import Claim
 
 
 def _vectorize(func):

@@ -31,9 +31,9 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from bounds import gaussian
-from bounds.claims.checks import GridCheck, MonteCarloCheck, Param
-from bounds.claims.claim import Claim
+from pruneleak.bounds import gaussian
+from pruneleak.bounds.claims.checks import GridCheck, MonteCarloCheck, Param
+from pruneleak.bounds.claims.claim import Claim
 
 # e^{T*} under the product of marginals has a finite third moment only for rho < 1/2
 # (moments of order k < (1 + rho)/rho): the CLT interval is reliable below that.

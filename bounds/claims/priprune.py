@@ -21,9 +21,9 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from bounds import gaussian, priprune
-from bounds.claims.checks import GridCheck, LimitCheck, Param, SeriesCheck, SymbolicCheck
-from bounds.claims.claim import Claim
+from pruneleak.bounds import gaussian, priprune
+from pruneleak.bounds.claims.checks import GridCheck, LimitCheck, Param, SeriesCheck, SymbolicCheck
+from pruneleak.bounds.claims.claim import Claim
 
 _TAYLOR_TERMS = 5
 _GAUSSIAN_DIM = 8

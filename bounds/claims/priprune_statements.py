@@ -29,9 +29,9 @@ import numpy as np
 import sympy as sp
 from scipy import optimize
 
-from bounds import priprune
-from bounds.claims.checks import GridCheck, MonteCarloCheck, Param, SymbolicCheck
-from bounds.claims.claim import Claim
+from pruneleak.bounds import priprune
+from pruneleak.bounds.claims.checks import GridCheck, MonteCarloCheck, Param, SymbolicCheck
+from pruneleak.bounds.claims.claim import Claim
 
 # ---------------------------------------------------------------------------------------
 # Monotonicity of Theorem 1 / Corollary 1 (AAAI after eq. 4 and eq. 5)

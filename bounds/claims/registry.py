@@ -13,9 +13,9 @@ import logging
 
 from tqdm.auto import tqdm
 
-from bounds.claims import fedltp, huang, mine, priprune, priprune_statements
-from bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
-from bounds.validation import check_bool, check_int
+from pruneleak.bounds.claims import fedltp, huang, mine, priprune, priprune_statements
+from pruneleak.bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
+from pruneleak.bounds.validation import check_bool, check_int
 
 logger = logging.getLogger(__name__)
 

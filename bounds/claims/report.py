@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from bounds.claims.checks import VERDICTS, fmt
-from bounds.validation import check_int
+from pruneleak.bounds.claims.checks import VERDICTS, fmt
+from pruneleak.bounds.validation import check_int
 
 
 def jsonable(value):

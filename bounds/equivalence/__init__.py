@@ -114,7 +114,7 @@ Deviations found (each detailed in the function's docstring):
    out of reach with those choices.
 """
 
-from bounds.equivalence.lemmas import (
+from pruneleak.bounds.equivalence.lemmas import (
     LEMMA_A5_CONSTANT,
     LEMMA_B1_CONSTANT,
     LEMMA_B2_CONSTANT,
@@ -136,12 +136,12 @@ from bounds.equivalence.lemmas import (
     lemma_b5_constant_c,
     lemma_b5_part2_floor,
 )
-from bounds.equivalence.moments import (
+from pruneleak.bounds.equivalence.moments import (
     LAPLACE_FOURTH_MOMENT,
     laplace_fourth_moment,
     truncated_gaussian_moment,
 )
-from bounds.equivalence.privacy import (
+from pruneleak.bounds.equivalence.privacy import (
     PART1_DEVIATION_CONSTANT,
     PART1_MEAN_CONSTANT,
     THEOREM_E_FACTOR,
@@ -155,7 +155,7 @@ from bounds.equivalence.privacy import (
     remark_e3_parameters,
     sigma_for_epsilon_dp,
 )
-from bounds.equivalence.sensitivity import (
+from pruneleak.bounds.equivalence.sensitivity import (
     LEMMA_D1_CONSTANT,
     gs1_bound,
     gs1_bound_corrected,
@@ -163,7 +163,7 @@ from bounds.equivalence.sensitivity import (
     gs2_bound_corrected,
     lemma_d1_threshold,
 )
-from bounds.equivalence.width import (
+from pruneleak.bounds.equivalence.width import (
     PART2_B1_CONSTANT,
     PART2_CONSTANT,
     closeness_mean_square,

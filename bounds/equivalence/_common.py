@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from bounds._vector import int_array, real_array
+from pruneleak.bounds._vector import int_array, real_array
 
 # Formulas typed once, in sympy, and lambdified (numeric functions and
 # ``epsilon_dp_theorem_expr`` share them).

@@ -7,9 +7,9 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 from scipy import special
 
-from bounds._vector import as_output, real_array
-from bounds.equivalence._common import _count, _delta_small, _log_ratio, _positive
-from bounds.validation import check_broadcast, check_finite_result
+from pruneleak.bounds._vector import as_output, real_array
+from pruneleak.bounds.equivalence._common import _count, _delta_small, _log_ratio, _positive
+from pruneleak.bounds.validation import check_broadcast, check_finite_result
 
 # Lemma A.5: Pr[|X| <= t] <= (4/5) t / sigma (folklore; exact sup is sqrt(2/pi) = 0.7979).
 LEMMA_A5_CONSTANT = 4 / 5

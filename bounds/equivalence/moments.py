@@ -7,9 +7,9 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds._vector import as_output
-from bounds.equivalence._common import _positive
-from bounds.validation import check_broadcast, check_finite_result, check_int
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.equivalence._common import _positive
+from pruneleak.bounds.validation import check_broadcast, check_finite_result, check_int
 
 # Proof of E.2, Part 2: E[z_i^2] = 24 b_i^4 (fourth moment of Lap(0, b)), the 48 = 2 * 24.
 LAPLACE_FOURTH_MOMENT = 24.0

@@ -7,8 +7,8 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output
-from bounds.equivalence._common import (
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.equivalence._common import (
     _D,
     _DELTA_DP,
     _GS1,
@@ -21,8 +21,8 @@ from bounds.equivalence._common import (
     _positive,
     _probability,
 )
-from bounds.equivalence.sensitivity import _lemma_d1, _sym_lemma_d1
-from bounds.validation import (
+from pruneleak.bounds.equivalence.sensitivity import _lemma_d1, _sym_lemma_d1
+from pruneleak.bounds.validation import (
     check_broadcast,
     check_choice,
     check_finite_array,

@@ -7,8 +7,8 @@ import math  # noqa: F401 (the doctests use it)
 import numpy as np
 import sympy as sp
 
-from bounds._vector import as_output
-from bounds.equivalence._common import (
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.equivalence._common import (
     _D,
     _DELTA_DP,
     _M,
@@ -18,7 +18,7 @@ from bounds.equivalence._common import (
     _positive,
     _probability,
 )
-from bounds.validation import check_broadcast, check_choice, check_finite_result
+from pruneleak.bounds.validation import check_broadcast, check_choice, check_finite_result
 
 # Lemma D.1 / D.2: sigma_A m + 4 sigma_A sqrt(m) log^1.5(md/delta).
 LEMMA_D1_CONSTANT = 4

@@ -7,10 +7,10 @@ import math
 import numpy as np
 from scipy import optimize
 
-from bounds._vector import as_output, real_array
-from bounds.equivalence._common import _count, _log_ratio, _positive
-from bounds.equivalence.moments import LAPLACE_FOURTH_MOMENT, _log_half_moment
-from bounds.validation import (
+from pruneleak.bounds._vector import as_output, real_array
+from pruneleak.bounds.equivalence._common import _count, _log_ratio, _positive
+from pruneleak.bounds.equivalence.moments import LAPLACE_FOURTH_MOMENT, _log_half_moment
+from pruneleak.bounds.validation import (
     check_broadcast,
     check_choice,
     check_finite_array,

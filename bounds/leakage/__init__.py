@@ -60,16 +60,20 @@ batch_sensitivity(releases, B).value, s)``.
 
 from __future__ import annotations
 
-from bounds.leakage.batches import BatchLeakage, batch_leakage
-from bounds.leakage.binary import binary_channel_bits, binary_channel_success
-from bounds.leakage.ceiling import ceiling_bits
-from bounds.leakage.exact import ExactLeakage, exact_leakage
-from bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
-from bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
-from bounds.leakage.intervals import clopper_pearson_interval
-from bounds.leakage.isometry import gram_groups, gram_rounding_rtol, releases_from_gram
-from bounds.leakage.posterior import PosteriorLeakage, posterior_bracket, posterior_leakage
-from bounds.leakage.reconstruction import (
+from pruneleak.bounds.leakage.batches import BatchLeakage, batch_leakage
+from pruneleak.bounds.leakage.binary import binary_channel_bits, binary_channel_success
+from pruneleak.bounds.leakage.ceiling import ceiling_bits
+from pruneleak.bounds.leakage.exact import ExactLeakage, exact_leakage
+from pruneleak.bounds.leakage.fano import fano_lower_bound_bits, fano_lower_confidence_bits
+from pruneleak.bounds.leakage.gaussian_channel import gaussian_channel_bound_bits
+from pruneleak.bounds.leakage.intervals import clopper_pearson_interval
+from pruneleak.bounds.leakage.isometry import gram_groups, gram_rounding_rtol, releases_from_gram
+from pruneleak.bounds.leakage.posterior import (
+    PosteriorLeakage,
+    posterior_bracket,
+    posterior_leakage,
+)
+from pruneleak.bounds.leakage.reconstruction import (
     BatchSensitivity,
     batch_sensitivity,
     dp_reconstruction_bound,
@@ -77,7 +81,7 @@ from bounds.leakage.reconstruction import (
     gdp_reconstruction_bound,
     max_pairwise_distance,
 )
-from bounds.leakage.status import STATUSES, theorem1_status
+from pruneleak.bounds.leakage.status import STATUSES, theorem1_status
 
 __all__ = [
     "STATUSES",

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from bounds.validation import check_finite_array
+from pruneleak.bounds.validation import check_finite_array
 
 
 def release_matrix(releases, func: str) -> np.ndarray:

@@ -97,7 +97,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.leakage._releases import (
+from pruneleak.bounds.leakage._releases import (
     all_subsets,
     distinct_rows,
     group_entropy_bits,
@@ -105,9 +105,9 @@ from bounds.leakage._releases import (
     scaled_releases,
     subset_sums,
 )
-from bounds.leakage.exact import exact_leakage
-from bounds.leakage.intervals import mean_interval
-from bounds.validation import check_int, check_open_unit, check_real
+from pruneleak.bounds.leakage.exact import exact_leakage
+from pruneleak.bounds.leakage.intervals import mean_interval
+from pruneleak.bounds.validation import check_int, check_open_unit, check_real
 
 METHODS = ("exact", "monte_carlo", "enumerated", "bracket", "assumed_distinct")
 # Enumerate when N <= this. At M = 1797, B = 2 (N = 1,613,706) 1024 draws take ~10 s on one

@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 from scipy import integrate, special
 
-from bounds.validation import check_real
+from pruneleak.bounds.validation import check_real
 
 # |t| > 40 carries Gaussian mass below 1e-340: the integral over [-40, 40] is complete.
 _T_SPAN = 40.0

@@ -7,7 +7,7 @@ import math
 
 import mpmath  # a dependency of sympy
 
-from bounds.validation import check_bool, check_int
+from pruneleak.bounds.validation import check_bool, check_int
 
 
 def ceiling_bits(candidates: int, batch_size: int = 1, *, replacement: bool = True) -> float:

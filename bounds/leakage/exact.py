@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import (
+from pruneleak.bounds.leakage._releases import (
     difference_norm,
     distinct_rows,
     group_entropy_bits,
@@ -62,9 +62,9 @@ from bounds.leakage._releases import (
     representable,
     scaled_releases,
 )
-from bounds.leakage.binary import bits_at_snr, success_at_snr
-from bounds.leakage.intervals import mean_interval
-from bounds.validation import check_choice, check_int, check_open_unit, check_real
+from pruneleak.bounds.leakage.binary import bits_at_snr, success_at_snr
+from pruneleak.bounds.leakage.intervals import mean_interval
+from pruneleak.bounds.validation import check_choice, check_int, check_open_unit, check_real
 
 METHODS = ("auto", "monte_carlo")
 # Floats per chunk of draws, over the (chunk, k) noise and the (chunk, M) logits: 16 MiB.

@@ -7,8 +7,8 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds.leakage.intervals import MAX_TRIALS, clopper_pearson_interval
-from bounds.validation import check_int, check_open_unit, check_real
+from pruneleak.bounds.leakage.intervals import MAX_TRIALS, clopper_pearson_interval
+from pruneleak.bounds.validation import check_int, check_open_unit, check_real
 
 
 def _binary_entropy_bits(p: float) -> float:

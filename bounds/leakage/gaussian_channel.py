@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from bounds.leakage._releases import centred_scaled, gram_eigenvalues, release_matrix
-from bounds.validation import check_real
+from pruneleak.bounds.leakage._releases import centred_scaled, gram_eigenvalues, release_matrix
+from pruneleak.bounds.validation import check_real
 
 
 def gaussian_channel_bound_bits(releases, noise_std: float) -> float:

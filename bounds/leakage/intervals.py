@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from bounds.validation import check_int, check_open_unit
+from pruneleak.bounds.validation import check_int, check_open_unit
 
 # Largest number of trials: counts up to 2**53 are exact in float64.
 MAX_TRIALS = 1 << 53

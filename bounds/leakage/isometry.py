@@ -48,7 +48,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bounds.validation import check_finite_array, check_int, check_real
+from pruneleak.bounds.validation import check_finite_array, check_int, check_real
 
 #: Unit round-off of float64, :math:`u = 2^{-53}`.
 UNIT_ROUNDOFF = 2.0**-53

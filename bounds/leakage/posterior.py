@@ -60,8 +60,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage.intervals import clopper_pearson_interval, mean_interval
-from bounds.validation import as_real_array, check_open_unit, check_real
+from pruneleak.bounds.leakage.intervals import clopper_pearson_interval, mean_interval
+from pruneleak.bounds.validation import as_real_array, check_open_unit, check_real
 
 #: Largest weight of the uniform distribution mixed into the critic's posterior (module
 #: docstring); the default is ``min(MAX_EPSILON, 5 / D)`` for ``D`` draws.

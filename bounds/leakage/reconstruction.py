@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from bounds.leakage._releases import (
+from pruneleak.bounds.leakage._releases import (
     all_subsets,
     centred_scaled,
     difference_norm,
@@ -30,7 +30,7 @@ from bounds.leakage._releases import (
     representable,
     subset_sums,
 )
-from bounds.validation import check_int, check_real
+from pruneleak.bounds.validation import check_int, check_real
 
 # Floats of one block of squared distances (rows x M, or subsets x N): 16 MiB.
 _BLOCK_FLOATS = 1 << 21

@@ -7,7 +7,7 @@ from numbers import Real
 
 import numpy as np
 
-from bounds.validation import check_real
+from pruneleak.bounds.validation import check_real
 
 STATUSES = ("valid", "vacuous", "violated")
 # Relative (and absolute, in bits) slack of the check "lower limit <= ceiling".

@@ -95,11 +95,11 @@ only the *masked* past weights.
 
 from __future__ import annotations
 
-from bounds.priprune.entropy import (
+from pruneleak.bounds.priprune.entropy import (
     binary_entropy,
     binary_entropy_taylor,
 )
-from bounds.priprune.expressions import (
+from pruneleak.bounds.priprune.expressions import (
     LN2,
     SYMBOLS,
     UNITS,
@@ -110,11 +110,11 @@ from bounds.priprune.expressions import (
     prunefl_single_round_bound_expr,
     single_round_bound_expr,
 )
-from bounds.priprune.gradstats import (
+from pruneleak.bounds.priprune.gradstats import (
     delta_from_log_pseudo_det,
     spectrum_summary,
 )
-from bounds.priprune.theorem1 import (
+from pruneleak.bounds.priprune.theorem1 import (
     mask_entropy_corrected,
     mask_entropy_published,
     multi_round_bound,

@@ -9,8 +9,8 @@ import numpy as np
 import sympy as sp
 from scipy import special
 
-from bounds._vector import as_output, int_array, real_array
-from bounds.priprune.expressions import SYMBOLS, _bits_expr, _sym_unit, _unit
+from pruneleak.bounds._vector import as_output, int_array, real_array
+from pruneleak.bounds.priprune.expressions import SYMBOLS, _bits_expr, _sym_unit, _unit
 
 # Validated argument name (see ``_args``) -> the symbol it binds.
 _ARGUMENTS = {

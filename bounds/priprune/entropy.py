@@ -6,10 +6,10 @@ import math  # noqa: F401 (the doctests use it)
 
 import numpy as np
 
-from bounds._vector import as_output
-from bounds.priprune._numeric import _args, _bound
-from bounds.priprune.expressions import LN2
-from bounds.validation import check_int
+from pruneleak.bounds._vector import as_output
+from pruneleak.bounds.priprune._numeric import _args, _bound
+from pruneleak.bounds.priprune.expressions import LN2
+from pruneleak.bounds.validation import check_int
 
 MAX_TAYLOR_TERMS = 1 << 20
 _CHUNK_FLOATS = 1 << 20

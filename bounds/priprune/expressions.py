@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from bounds.validation import check_bool, check_choice
+from pruneleak.bounds.validation import check_bool, check_choice
 
 UNITS = ("bits", "nats")
 LN2 = math.log(2)

@@ -6,8 +6,8 @@ import math  # noqa: F401 (the doctests use it)
 
 import numpy as np
 
-from bounds._vector import as_output, real_array
-from bounds.validation import check_finite_array, check_open_unit
+from pruneleak.bounds._vector import as_output, real_array
+from pruneleak.bounds.validation import check_finite_array, check_open_unit
 
 
 def delta_from_log_pseudo_det(log_pdet):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math  # noqa: F401 (the doctests use it)
 
-from bounds.priprune._numeric import _bound, _sum_rounds
-from bounds.validation import check_choice
+from pruneleak.bounds.priprune._numeric import _bound, _sum_rounds
+from pruneleak.bounds.validation import check_choice
 
 # ---------------------------------------------------------------------------------------
 # Published bound, step by step

@@ -15,9 +15,9 @@ One idea per module:
   (:mod:`estimators.registry`).
 """
 
-from estimators.neural.critics import ConcatCritic, HierarchicalCritic
-from estimators.neural.estimators import HMINE, MINE, NWJ, SMILE, InfoNCE
-from estimators.neural.training import TrainingConfig
+from pruneleak.estimators.neural.critics import ConcatCritic, HierarchicalCritic
+from pruneleak.estimators.neural.estimators import HMINE, MINE, NWJ, SMILE, InfoNCE
+from pruneleak.estimators.neural.training import TrainingConfig
 
 __all__ = [
     "HMINE",

@@ -28,7 +28,7 @@ from itertools import pairwise
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int
+from pruneleak.bounds.validation import check_choice, check_int
 
 __all__ = ["ACTIVATIONS", "MAX_PARAMETERS", "ConcatCritic", "HierarchicalCritic"]
 

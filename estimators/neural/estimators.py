@@ -53,19 +53,24 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.validation import check_bool, check_choice, check_int, check_real
-from estimators._arrays import check_seed
-from estimators.device import check_device, resolve_device
-from estimators.estimate import MIEstimate, make_estimate
-from estimators.neural.critics import ACTIVATIONS, ConcatCritic, HierarchicalCritic, check_hidden
-from estimators.neural.evaluation import (
+from pruneleak.bounds.validation import check_bool, check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.estimate import MIEstimate, make_estimate
+from pruneleak.estimators.neural.critics import (
+    ACTIVATIONS,
+    ConcatCritic,
+    HierarchicalCritic,
+    check_hidden,
+)
+from pruneleak.estimators.neural.evaluation import (
     EVAL_BLOCK,
     Evaluation,
     evaluate_infonce,
     evaluate_marginal,
 )
-from estimators.neural.interval import cross_fit_interval
-from estimators.neural.objectives import (
+from pruneleak.estimators.neural.interval import cross_fit_interval
+from pruneleak.estimators.neural.objectives import (
     dv_bound,
     infonce_bound,
     js_objective,
@@ -74,8 +79,13 @@ from estimators.neural.objectives import (
     off_diagonal,
     smile_bound,
 )
-from estimators.neural.training import TrainingConfig, train_critic
-from estimators.samples import TRANSFORMS, heavy_tail_warnings, paired_samples, transform_samples
+from pruneleak.estimators.neural.training import TrainingConfig, train_critic
+from pruneleak.estimators.samples import (
+    TRANSFORMS,
+    heavy_tail_warnings,
+    paired_samples,
+    transform_samples,
+)
 
 __all__ = ["HMINE", "MINE", "NWJ", "SMILE", "InfoNCE"]
 
@@ -416,7 +426,7 @@ class MINE(_PairwiseEstimator):
     {_TRAINING_DOC}
     Examples
     --------
-    >>> from estimators.mi import correlated_gaussian_pair
+    >>> from pruneleak.estimators.mi import correlated_gaussian_pair
     >>> x, y = correlated_gaussian_pair(1000, 1, 0.5)  # I(X; Y) = 0.5 nats
     >>> quick = TrainingConfig(eval_every=25, patience=3, n_fits=2)  # a small budget
     >>> est = MINE(hidden=(16,), training=quick, device="cpu").estimate(x, y)

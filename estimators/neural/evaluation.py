@@ -39,7 +39,7 @@ from itertools import pairwise
 import numpy as np
 import torch
 
-from estimators.neural.critics import ConcatCritic, HierarchicalCritic
+from pruneleak.estimators.neural.critics import ConcatCritic, HierarchicalCritic
 
 __all__ = ["EVAL_BLOCK", "Evaluation", "evaluate_infonce", "evaluate_marginal"]
 

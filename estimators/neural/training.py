@@ -22,8 +22,14 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds.validation import check_bool, check_choice, check_int, check_open_unit, check_real
-from estimators.neural.evaluation import Evaluation
+from pruneleak.bounds.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_open_unit,
+    check_real,
+)
+from pruneleak.estimators.neural.evaluation import Evaluation
 
 __all__ = ["SCHEDULES", "TrainingConfig", "TrainingResult", "train_critic"]
 

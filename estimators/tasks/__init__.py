@@ -8,6 +8,6 @@ One idea per module: :mod:`~estimators.tasks.task` (the :class:`MITask` record),
 computes the Monte Carlo truths of the mixtures, about 0.3 s).
 """
 
-from estimators.tasks.task import FAMILIES, MITask
+from pruneleak.estimators.tasks.task import FAMILIES, MITask
 
 __all__ = ["FAMILIES", "MITask"]

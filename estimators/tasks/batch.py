@@ -16,8 +16,8 @@ from functools import partial
 
 import numpy as np
 
-from estimators.mi import GaussianBatchChannel
-from estimators.tasks.task import MITask
+from pruneleak.estimators.mi import GaussianBatchChannel
+from pruneleak.estimators.tasks.task import MITask
 
 __all__ = ["batch_task"]
 

@@ -32,8 +32,8 @@ from functools import partial
 
 import numpy as np
 
-from bounds.validation import check_int, check_real
-from estimators.tasks.task import MITask, check_correlation
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators.tasks.task import MITask, check_correlation
 
 __all__ = [
     "dense_normal_task",

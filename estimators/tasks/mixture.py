@@ -35,9 +35,9 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 
-from bounds.validation import check_int, check_real
-from estimators._arrays import check_seed
-from estimators.tasks.task import MITask, check_correlation
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators._arrays import check_seed
+from pruneleak.estimators.tasks.task import MITask, check_correlation
 
 __all__ = [
     "TRUTH_DRAWS",

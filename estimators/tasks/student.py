@@ -45,10 +45,10 @@ from functools import partial
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from bounds.validation import check_int, check_real
-from estimators.mi import gaussian_mutual_information
-from estimators.tasks.gaussian import paired_covariance, paired_mutual_information
-from estimators.tasks.task import MITask
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators.mi import gaussian_mutual_information
+from pruneleak.estimators.tasks.gaussian import paired_covariance, paired_mutual_information
+from pruneleak.estimators.tasks.task import MITask
 
 __all__ = [
     "sample_multivariate_t",

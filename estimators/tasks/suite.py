@@ -21,13 +21,17 @@ this module is imported (about 0.3 s together).
 
 from __future__ import annotations
 
-from bounds.validation import check_choice
-from estimators.tasks.batch import batch_task
-from estimators.tasks.gaussian import dense_normal_task, normal_1v1_task, sparse_normal_task
-from estimators.tasks.mixture import bimodal_task, x_mixture_task
-from estimators.tasks.student import student_task
-from estimators.tasks.task import MITask
-from estimators.tasks.transformed import transformed_task
+from pruneleak.bounds.validation import check_choice
+from pruneleak.estimators.tasks.batch import batch_task
+from pruneleak.estimators.tasks.gaussian import (
+    dense_normal_task,
+    normal_1v1_task,
+    sparse_normal_task,
+)
+from pruneleak.estimators.tasks.mixture import bimodal_task, x_mixture_task
+from pruneleak.estimators.tasks.student import student_task
+from pruneleak.estimators.tasks.task import MITask
+from pruneleak.estimators.tasks.transformed import transformed_task
 
 __all__ = ["BATCH_CHANNELS", "DEFAULT_SUITE", "get_task", "task_names"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators._arrays import check_seed
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.estimators._arrays import check_seed
 
 __all__ = ["FAMILIES", "MITask", "check_correlation"]
 

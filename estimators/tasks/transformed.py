@@ -34,8 +34,8 @@ from functools import partial
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from bounds.validation import check_choice, check_real
-from estimators.tasks.task import MITask
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.estimators.tasks.task import MITask
 
 __all__ = [
     "TRANSFORMS",
@@ -130,7 +130,7 @@ def transformed_task(
 
     Examples
     --------
-    >>> from estimators.tasks.gaussian import normal_1v1_task
+    >>> from pruneleak.estimators.tasks.gaussian import normal_1v1_task
     >>> task = transformed_task(normal_1v1_task(), "halfcube")
     >>> task.name, task.mutual_information == normal_1v1_task().mutual_information
     ('halfcube-1v1', True)

@@ -19,7 +19,7 @@ The public API; callers import from here. The submodules, one idea each:
   client-side defenses (Algorithm 3): its observer and its attack.
 """
 
-from sims.attacks.attack import (
+from pruneleak.sims.attacks.attack import (
     gi_attack,
     gi_attack_batched,
     gradient_inversion,
@@ -27,7 +27,7 @@ from sims.attacks.attack import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.config import (
+from pruneleak.sims.attacks.config import (
     DIGITS_ATTACK_MODEL,
     GRADIENT_POINTS,
     LABEL_MODES,
@@ -36,11 +36,15 @@ from sims.attacks.config import (
     AttackConfig,
     AttackResult,
 )
-from sims.attacks.defense_aware import DefenseAwareObserver, attack_mask, defense_aware_attack
-from sims.attacks.identification import identify
-from sims.attacks.inversion import invert_gradient, invert_gradient_batched
-from sims.attacks.priors import total_variation
-from sims.attacks.update import idlg_label, pseudo_gradient, recover_labels, recover_mask
+from pruneleak.sims.attacks.defense_aware import (
+    DefenseAwareObserver,
+    attack_mask,
+    defense_aware_attack,
+)
+from pruneleak.sims.attacks.identification import identify
+from pruneleak.sims.attacks.inversion import invert_gradient, invert_gradient_batched
+from pruneleak.sims.attacks.priors import total_variation
+from pruneleak.sims.attacks.update import idlg_label, pseudo_gradient, recover_labels, recover_mask
 
 __all__ = [
     "DIGITS_ATTACK_MODEL",

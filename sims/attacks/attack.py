@@ -64,12 +64,17 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
-from bounds.validation import check_choice
-from sims.attacks.checks import check_param_dict, check_param_dicts, check_sequence, per_attack
-from sims.attacks.config import GRADIENT_POINTS, AttackConfig, AttackResult
-from sims.attacks.inversion import invert_checked, invert_checked_batched
-from sims.attacks.update import mask_from_zeros, revealed_gradient
-from sims.core.functional import check_lr
+from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.attacks.checks import (
+    check_param_dict,
+    check_param_dicts,
+    check_sequence,
+    per_attack,
+)
+from pruneleak.sims.attacks.config import GRADIENT_POINTS, AttackConfig, AttackResult
+from pruneleak.sims.attacks.inversion import invert_checked, invert_checked_batched
+from pruneleak.sims.attacks.update import mask_from_zeros, revealed_gradient
+from pruneleak.sims.core.functional import check_lr
 
 
 def _check_switch(mask_aware, gradient_at, local_steps, *, func: str) -> str:

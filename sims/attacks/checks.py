@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
-from bounds.validation import check_int
-from sims.attacks.config import AttackConfig
-from sims.core.functional import check_lr, non_finite_names
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.attacks.config import AttackConfig
+from pruneleak.sims.core.functional import check_lr, non_finite_names
 
 
 def check_param_dict(

@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators.device import check_device
-from sims.core.functional import MAX_ADAM_LR, check_lr
-from sims.core.runtime import check_seed
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.estimators.device import check_device
+from pruneleak.sims.core.functional import MAX_ADAM_LR, check_lr
+from pruneleak.sims.core.runtime import check_seed
 
 LOSSES = ("cosine_tv", "l2")
 OPTIMIZERS = ("adam", "lbfgs", "lbfgs_backtracking")

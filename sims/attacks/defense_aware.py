@@ -60,13 +60,13 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
-from bounds.validation import check_choice
-from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.inversion import invert_gradient_batched
-from sims.attacks.update import revealed_gradient
-from sims.core.functional import check_lr
-from sims.fl.client import local_sgd
-from sims.pruning.mask import Mask, prunable_names
+from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.attacks.config import AttackConfig, AttackResult
+from pruneleak.sims.attacks.inversion import invert_gradient_batched
+from pruneleak.sims.attacks.update import revealed_gradient
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.pruning.mask import Mask, prunable_names
 
 Params = Mapping[str, torch.Tensor]
 

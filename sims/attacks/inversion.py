@@ -45,9 +45,9 @@ from collections.abc import Collection, Mapping, Sequence
 import torch
 from torch import nn
 
-from bounds.validation import check_int
-from estimators.device import resolve_device
-from sims.attacks.checks import (
+from pruneleak.bounds.validation import check_int
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.attacks.checks import (
     check_batch_shape,
     check_config,
     check_input_channels,
@@ -58,8 +58,8 @@ from sims.attacks.checks import (
     check_sequence,
     per_attack,
 )
-from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import (
+from pruneleak.sims.attacks.config import AttackConfig, AttackResult
+from pruneleak.sims.attacks.objectives import (
     attack_objective,
     factored_matching,
     grad_and_value,
@@ -67,15 +67,15 @@ from sims.attacks.objectives import (
     single_gradient,
     stacked_gradient,
 )
-from sims.attacks.optimizers import adam, lbfgs_backtracking, torch_lbfgs
-from sims.attacks.problem import (
+from pruneleak.sims.attacks.optimizers import adam, lbfgs_backtracking, torch_lbfgs
+from pruneleak.sims.attacks.problem import (
     InversionProblem,
     attack_result,
     initial_variables,
     prepare_problem,
 )
-from sims.core.runtime import MMAP_THRESHOLD_BYTES
-from sims.pruning.mask import Mask
+from pruneleak.sims.core.runtime import MMAP_THRESHOLD_BYTES
+from pruneleak.sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 

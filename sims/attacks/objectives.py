@@ -49,9 +49,14 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from sims.attacks.config import AttackConfig
-from sims.attacks.priors import total_variation
-from sims.core.per_sample import layer_inputs, layer_output_grads, layer_owners, run_recorded
+from pruneleak.sims.attacks.config import AttackConfig
+from pruneleak.sims.attacks.priors import total_variation
+from pruneleak.sims.core.per_sample import (
+    layer_inputs,
+    layer_output_grads,
+    layer_owners,
+    run_recorded,
+)
 
 #: Largest concatenation of flattened gradients per row in the matching loss
 #: (:func:`_pieces`): about a core's L2 cache, where a copy costs less than the autograd

@@ -25,8 +25,8 @@ from collections import Counter
 
 import torch
 
-from sims.attacks.config import AttackConfig
-from sims.core.functional import ADAM_BETAS
+from pruneleak.sims.attacks.config import AttackConfig
+from pruneleak.sims.core.functional import ADAM_BETAS
 
 # Adam's learning rate drops 10x at 3/8, 5/8 and 7/8 of the run (Geiping et al. 2020,
 # reference implementation `inversefed`, scheduler of `GradientReconstructor`).

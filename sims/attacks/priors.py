@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from bounds.validation import check_choice
+from pruneleak.bounds.validation import check_choice
 
 TV_KINDS = ("anisotropic_mean", "isotropic_sum")
 

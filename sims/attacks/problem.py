@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from sims.attacks.checks import check_same_layout
-from sims.attacks.config import AttackConfig, AttackResult
-from sims.attacks.objectives import flatten, image_map
-from sims.attacks.update import idlg_label, recover_labels
-from sims.pruning.mask import Mask, prunable_names
+from pruneleak.sims.attacks.checks import check_same_layout
+from pruneleak.sims.attacks.config import AttackConfig, AttackResult
+from pruneleak.sims.attacks.objectives import flatten, image_map
+from pruneleak.sims.attacks.update import idlg_label, recover_labels
+from pruneleak.sims.pruning.mask import Mask, prunable_names
 
 
 def _fixed_labels(

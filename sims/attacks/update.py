@@ -20,10 +20,10 @@ from collections.abc import Mapping
 
 import torch
 
-from bounds.validation import check_int
-from sims.attacks.checks import check_param_dict, check_same_layout
-from sims.core.functional import check_lr
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.attacks.checks import check_param_dict, check_same_layout
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.pruning.mask import Mask
 
 #: Most labels :func:`recover_labels` reads off one gradient. Its step 3 takes one label
 #: per pass (about 6 us each on a CPU, measured: 0.4 s at this limit; 10**9 labels would

@@ -2,6 +2,6 @@
 release and returns an :class:`AuditResult` (the leakage study's numbers, one record) that
 writes a Markdown, HTML and JSON report (:mod:`sims.audit.report`)."""
 
-from sims.audit.audit import AuditResult, audit
+from pruneleak.sims.audit.audit import AuditResult, audit
 
 __all__ = ["AuditResult", "audit"]

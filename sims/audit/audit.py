@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.audit.config import FUNC, as_data, check_mask, num_classes_of, prepare_model
-from sims.defenses import DefenseSpec
-from sims.experiments.leakage import GivenSetup, LeakageConfig, World
-from sims.experiments.leakage.attacks import attack_config
-from sims.experiments.leakage.study import record_with_reconstructions
-from sims.pruning.schemes import available_schemes, build_scheme
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.audit.config import FUNC, as_data, check_mask, num_classes_of, prepare_model
+from pruneleak.sims.defenses import DefenseSpec
+from pruneleak.sims.experiments.leakage import GivenSetup, LeakageConfig, World
+from pruneleak.sims.experiments.leakage.attacks import attack_config
+from pruneleak.sims.experiments.leakage.study import record_with_reconstructions
+from pruneleak.sims.pruning.schemes import available_schemes, build_scheme
 
 #: The quantities of the summary: (record field or attack entry, label, unit).
 UNITS = {"bits": "bits", "success": "probability", "nmi": "[0, 1]", "psnr": "dB", "ssim": "[0, 1]"}
@@ -126,7 +126,7 @@ class AuditResult:
     def write(self, folder) -> dict[str, object]:
         """Write ``audit.md``, ``audit.html``, ``audit.json`` and the figures into ``folder``
         (created if missing); returns their paths by kind (:mod:`sims.audit.report`)."""
-        from sims.audit.report import write_report
+        from pruneleak.sims.audit.report import write_report
 
         return write_report(self, folder)
 

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sims.pruning.mask import Mask
+from pruneleak.sims.pruning.mask import Mask
 
 FUNC = "audit"
 

@@ -8,11 +8,11 @@ import html
 import json
 from pathlib import Path
 
-from sims.core.outputs import output_dir
-from sims.plots.audit import plot_audit_bits
-from sims.plots.figures import save_figure
-from sims.plots.leakage import _ATTACK_LABELS
-from sims.plots.reconstructions import plot_reconstruction_grid
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.plots.audit import plot_audit_bits
+from pruneleak.sims.plots.figures import save_figure
+from pruneleak.sims.plots.leakage import _ATTACK_LABELS
+from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid
 
 BITS_FIGURE = "audit_bits"
 GRID_FIGURE = "audit_reconstructions"

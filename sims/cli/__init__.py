@@ -30,11 +30,11 @@ import sys
 import traceback
 from pathlib import Path
 
-from sims.cli.arguments import nonnegative_int
-from sims.cli.options import name_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import OUTPUT_ROOT
-from sims.core.runtime import cpu_tuning
+from pruneleak.sims.cli.arguments import nonnegative_int
+from pruneleak.sims.cli.options import name_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import OUTPUT_ROOT
+from pruneleak.sims.core.runtime import cpu_tuning
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = (

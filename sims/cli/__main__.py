@@ -1,5 +1,5 @@
 import sys
 
-from sims.cli import main
+from pruneleak.sims.cli import main
 
 sys.exit(main())

@@ -13,10 +13,15 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from sims.cli import add_command, add_out_argument
-from sims.cli.arguments import nonnegative_float, nonnegative_int, positive_float, positive_int
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
+from pruneleak.sims.cli import add_command, add_out_argument
+from pruneleak.sims.cli.arguments import (
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
 
 #: Command-line destination -> parameter of :func:`sims.audit.audit`.
 OPTIONS = {
@@ -145,8 +150,8 @@ def load_model(spec: str):
 
 def load_data(spec: str):
     """``(images, labels)`` of ``--data``: a folder by class, an ``.npz`` or a data set."""
-    from sims.data import available_datasets, load_dataset
-    from sims.data.user import read_image_folder, read_npz_images
+    from pruneleak.sims.data import available_datasets, load_dataset
+    from pruneleak.sims.data.user import read_image_folder, read_npz_images
 
     path = Path(spec)
     if path.is_dir():
@@ -178,8 +183,8 @@ def load_mask(path: Path) -> dict:
 
 
 def run(args) -> int:
-    from sims.audit import audit
-    from sims.audit.report import format_value
+    from pruneleak.sims.audit import audit
+    from pruneleak.sims.audit.report import format_value
 
     result = audit(
         load_model(args.model),

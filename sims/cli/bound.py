@@ -20,16 +20,16 @@ import math
 import numpy as np
 import sympy as sp
 
-from bounds import accounting, equivalence, priprune
-from bounds.validation import check_int, check_real
-from sims.cli import add_command, add_subcommands
-from sims.cli.arguments import (
+from pruneleak.bounds import accounting, equivalence, priprune
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.cli import add_command, add_subcommands
+from pruneleak.sims.cli.arguments import (
     finite_float,
     nonnegative_int,
     positive_float,
     positive_int,
 )
-from sims.cli.summaries import SUMMARIES
+from pruneleak.sims.cli.summaries import SUMMARIES
 
 # What +inf means where it is an answer; any other non-finite value is refused.
 NO_GUARANTEE = "no privacy guarantee"

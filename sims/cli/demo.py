@@ -17,20 +17,20 @@ override either.
 
 from __future__ import annotations
 
-from sims.cli import add_command, add_data_dir_argument, add_out_argument
-from sims.cli.arguments import (
+from pruneleak.sims.cli import add_command, add_data_dir_argument, add_out_argument
+from pruneleak.sims.cli.arguments import (
     finite_float,
     nonnegative_float,
     nonnegative_int,
     positive_int,
 )
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from sims.core.store import ResultStore
-from sims.experiments import leakage
-from sims.experiments.demo import (
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments import leakage
+from pruneleak.sims.experiments.demo import (
     PRUNING,
     QUICK,
     DemoConfig,
@@ -42,10 +42,10 @@ from sims.experiments.demo import (
     run_demo_leakage,
     summarize,
 )
-from sims.experiments.leakage import DATASET_SIZES
-from sims.plots.figures import save_figure
-from sims.plots.leakage import plot_leakage_bits
-from sims.plots.reconstructions import plot_reconstruction_grid
+from pruneleak.sims.experiments.leakage import DATASET_SIZES
+from pruneleak.sims.plots.figures import save_figure
+from pruneleak.sims.plots.leakage import plot_leakage_bits
+from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid
 
 FIGURE_NAME = "demo_bound_vs_nmi"
 LEAKAGE_FIGURE_NAME = "demo_leakage_bits"

@@ -21,25 +21,25 @@ from functools import partial
 
 from tqdm.auto import tqdm
 
-from sims.cli import add_command, add_data_dir_argument, add_out_argument
-from sims.cli.arguments import (
+from pruneleak.sims.cli import add_command, add_data_dir_argument, add_out_argument
+from pruneleak.sims.cli.arguments import (
     finite_float,
     nonnegative_float,
     nonnegative_int,
     positive_float,
     positive_int,
 )
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.store import ResultStore
-from sims.data.datasets import available_datasets, load_dataset
-from sims.fedltp.baselines import MIB, VARIANTS, run_variant
-from sims.fedltp.config import CLIPPING, PARTITIONS, FedLTPConfig
-from sims.fedltp.data import split_for_config
-from sims.fedltp.privacy import affordable_rounds
-from sims.fedltp.training import run_key
-from sims.models import available_models, build_model
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import available_datasets, load_dataset
+from pruneleak.sims.fedltp.baselines import MIB, VARIANTS, run_variant
+from pruneleak.sims.fedltp.config import CLIPPING, PARTITIONS, FedLTPConfig
+from pruneleak.sims.fedltp.data import split_for_config
+from pruneleak.sims.fedltp.privacy import affordable_rounds
+from pruneleak.sims.fedltp.training import run_key
+from pruneleak.sims.models import available_models, build_model
 
 RESULTS_NAME = "fedltp.jsonl"
 PRUNING = {"one-shot": "one_shot", "iterative": "iterative"}

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sims.cli import add_command, add_out_argument
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.scale import SCALES
-from sims.plots.figures import notebook_paths, run_notebook
+from pruneleak.sims.cli import add_command, add_out_argument
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.scale import SCALES
+from pruneleak.sims.plots.figures import notebook_paths, run_notebook
 
 DEFAULT_NOTEBOOK_DIR = Path("notebooks")
 

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import json
 
-from sims.cli import add_command, add_data_dir_argument, add_out_argument
-from sims.cli.arguments import (
+from pruneleak.sims.cli import add_command, add_data_dir_argument, add_out_argument
+from pruneleak.sims.cli.arguments import (
     finite_float,
     nonnegative_float,
     nonnegative_int,
     positive_float,
     positive_int,
 )
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from sims.core.store import ResultStore
-from sims.defenses import DEFENSES, DefenseSpec
-from sims.experiments.leakage import (
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.defenses import DEFENSES, DefenseSpec
+from pruneleak.sims.experiments.leakage import (
     DATASETS,
     MODELS,
     LeakageConfig,
@@ -37,9 +37,9 @@ from sims.experiments.leakage import (
     format_table,
     run_leakage,
 )
-from sims.plots.figures import save_figure
-from sims.plots.leakage import leakage_reconstruction_rows, plot_leakage_bits
-from sims.plots.reconstructions import plot_reconstruction_grid
+from pruneleak.sims.plots.figures import save_figure
+from pruneleak.sims.plots.leakage import leakage_reconstruction_rows, plot_leakage_bits
+from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid
 
 RESULTS_NAME = "leakage.jsonl"
 

@@ -14,9 +14,9 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from sims.cli import add_command, add_subcommands
-from sims.cli.summaries import SUMMARIES
-from sims.core.store import Problem, check, repair
+from pruneleak.sims.cli import add_command, add_subcommands
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.store import Problem, check, repair
 
 
 def register(subparsers) -> None:

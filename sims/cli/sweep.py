@@ -5,21 +5,26 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sims import cli
-from sims.cli import add_command, add_out_argument
-from sims.cli.arguments import nonnegative_int
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from sims.core.store import ResultStore
-from sims.experiments.consistency import consistency_rows, format_table
-from sims.plots.defense import defense_figures, format_table2, is_defense_sweep, table2_rows
-from sims.plots.figures import save_figure
-from sims.plots.reconstructions import job_reconstruction_rows, plot_reconstruction_grid
-from sims.plots.sweep import plot_consistency, plot_panels
-from sims.sweep import load_config, packaged_configs, run_sweep
-from sims.sweep.runner import EXECUTORS
+from pruneleak.sims import cli
+from pruneleak.sims.cli import add_command, add_out_argument
+from pruneleak.sims.cli.arguments import nonnegative_int
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments.consistency import consistency_rows, format_table
+from pruneleak.sims.plots.defense import (
+    defense_figures,
+    format_table2,
+    is_defense_sweep,
+    table2_rows,
+)
+from pruneleak.sims.plots.figures import save_figure
+from pruneleak.sims.plots.reconstructions import job_reconstruction_rows, plot_reconstruction_grid
+from pruneleak.sims.plots.sweep import plot_consistency, plot_panels
+from pruneleak.sims.sweep import load_config, packaged_configs, run_sweep
+from pruneleak.sims.sweep.runner import EXECUTORS
 
 STUDY_PANELS = ("p", "B", "d", "T")
 

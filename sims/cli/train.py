@@ -14,22 +14,22 @@ from __future__ import annotations
 
 import argparse
 
-from sims.cli import Parser, add_command, add_data_dir_argument, add_out_argument
-from sims.cli.arguments import (
+from pruneleak.sims.cli import Parser, add_command, add_data_dir_argument, add_out_argument
+from pruneleak.sims.cli.arguments import (
     finite_float,
     nonnegative_int,
     positive_float,
     positive_int,
 )
-from sims.cli.options import declare_options
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
-from sims.core.store import ResultStore
-from sims.data.datasets import available_datasets
-from sims.experiments.train import PARTITIONS, TrainConfig, run_training
-from sims.fl.server import ALGORITHMS, FedConfig
-from sims.models import available_models
-from sims.pruning.schemes import available_schemes
+from pruneleak.sims.cli.options import declare_options
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import available_datasets
+from pruneleak.sims.experiments.train import PARTITIONS, TrainConfig, run_training
+from pruneleak.sims.fl.server import ALGORITHMS, FedConfig
+from pruneleak.sims.models import available_models
+from pruneleak.sims.pruning.schemes import available_schemes
 
 RESULTS_NAME = "train.jsonl"
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import sys
 import time
 
-from sims.cli import add_command, add_out_argument
-from sims.cli.arguments import nonnegative_int
-from sims.cli.summaries import SUMMARIES
-from sims.core.outputs import output_dir
+from pruneleak.sims.cli import add_command, add_out_argument
+from pruneleak.sims.cli.arguments import nonnegative_int
+from pruneleak.sims.cli.summaries import SUMMARIES
+from pruneleak.sims.core.outputs import output_dir
 
 REPORT_NAME = "verification_report"
 
@@ -63,7 +63,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from bounds import claims
+    from pruneleak.bounds import claims
 
     selected = claims.select_claims(paper=args.paper, claim_ids=args.claim)
     if args.list:

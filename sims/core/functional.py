@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad
 
-from bounds.validation import check_real
+from pruneleak.bounds.validation import check_real
 
 #: Largest accepted learning rate (of a client step or an optimiser): the models are
 #: float32, in which a step ``lr * g`` with a larger ``lr`` is infinite for every

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.priprune import delta_from_log_pseudo_det
-from bounds.validation import check_real
-from sims.core.per_sample import per_sample_gram
-from sims.pruning.mask import Mask
+from pruneleak.bounds.priprune import delta_from_log_pseudo_det
+from pruneleak.bounds.validation import check_real
+from pruneleak.sims.core.per_sample import per_sample_gram
+from pruneleak.sims.pruning.mask import Mask
 
 # Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
 # memory of the Gram accumulation to about 2**25 float64 numbers (256 MiB).

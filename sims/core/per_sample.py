@@ -50,10 +50,10 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from bounds.validation import check_int
-from sims.core.functional import batch_loss, check_batch
-from sims.core.memory import check_fits
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.core.functional import batch_loss, check_batch
+from pruneleak.sims.core.memory import check_fits
+from pruneleak.sims.pruning.mask import Mask
 
 #: Coordinates of one block of formed per-sample gradients (128 MiB in float64): bounds
 #: the extra memory of the layers whose gradients are formed rather than factorised.

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from bounds.validation import check_int
+from pruneleak.bounds.validation import check_int
 
 if TYPE_CHECKING:
     import torch

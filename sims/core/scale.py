@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from bounds.validation import check_choice
+from pruneleak.bounds.validation import check_choice
 
 SCALES = ("quick", "paper")
 

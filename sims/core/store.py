@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from bounds.validation import check_real
+from pruneleak.bounds.validation import check_real
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Image data sets (embedded digits and local files in their standard formats) and their
 split across federated-learning clients."""
 
-from sims.data.datasets import (
+from pruneleak.sims.data.datasets import (
     ImageDataset,
     available_datasets,
     load_cifar10,
@@ -15,7 +15,7 @@ from sims.data.datasets import (
     load_train_test,
     resize_images,
 )
-from sims.data.partition import (
+from pruneleak.sims.data.partition import (
     PARTITIONS,
     partition_by_client,
     partition_dirichlet,

@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.core.extras import require
-from sims.core.memory import device_memory_bytes
-from sims.data import formats
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.core.extras import require
+from pruneleak.sims.core.memory import device_memory_bytes
+from pruneleak.sims.data import formats
 
 logger = logging.getLogger(__name__)
 

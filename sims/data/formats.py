@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bounds.validation import check_choice
+from pruneleak.bounds.validation import check_choice
 
 IDX_IMAGES_MAGIC = 0x00000803
 IDX_LABELS_MAGIC = 0x00000801

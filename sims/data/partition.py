@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
+from pruneleak.bounds.validation import check_choice, check_int, check_real
 
 # Dirichlet partitions redraw until every client holds at least ``min_size`` samples;
 # with min_size * num_clients <= N and a moderate alpha a few draws suffice, while a tiny

@@ -4,16 +4,16 @@ Random, Mix), real or Pseudo-Pruning (:mod:`sims.defenses.masks`,
 (:mod:`sims.defenses.adaptive`); :class:`DefenseSpec` configures any of them
 (:mod:`sims.defenses.spec`)."""
 
-from sims.defenses.adaptive import (
+from pruneleak.sims.defenses.adaptive import (
     ALPHA_EPS,
     PriPruneDefense,
     gumbel_noise,
     gumbel_share_mask,
     privacy_weights,
 )
-from sims.defenses.client import Defense, FixedDefense, withheld_fraction
-from sims.defenses.masks import STRATEGIES, defense_mask
-from sims.defenses.spec import DEFENSES, DefenseSpec
+from pruneleak.sims.defenses.client import Defense, FixedDefense, withheld_fraction
+from pruneleak.sims.defenses.masks import STRATEGIES, defense_mask
+from pruneleak.sims.defenses.spec import DEFENSES, DefenseSpec
 
 __all__ = [
     "ALPHA_EPS",

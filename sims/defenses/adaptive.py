@@ -75,11 +75,11 @@ import torch
 from torch import nn
 from torch.func import grad_and_value
 
-from bounds.validation import check_choice, check_real
-from sims.core.functional import batch_loss, detached, non_finite_names
-from sims.defenses.client import Defense
-from sims.pruning.mask import Mask, prunable_names
-from sims.pruning.schemes import derived_seed
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.sims.core.functional import batch_loss, detached, non_finite_names
+from pruneleak.sims.defenses.client import Defense
+from pruneleak.sims.pruning.mask import Mask, prunable_names
+from pruneleak.sims.pruning.schemes import derived_seed
 
 Params = Mapping[str, torch.Tensor]
 

@@ -30,12 +30,12 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from bounds.validation import check_bool, check_real
-from sims.core.runtime import check_seed
-from sims.defenses.masks import STRATEGIES, defense_mask
-from sims.fl.client import local_sgd
-from sims.pruning.mask import Mask, prunable_names
-from sims.pruning.schemes import derived_seed
+from pruneleak.bounds.validation import check_bool, check_real
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.defenses.masks import STRATEGIES, defense_mask
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.pruning.mask import Mask, prunable_names
+from pruneleak.sims.pruning.schemes import derived_seed
 
 Params = Mapping[str, torch.Tensor]
 

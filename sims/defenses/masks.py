@@ -27,9 +27,9 @@ from collections.abc import Mapping
 
 import torch
 
-from bounds.validation import check_real
-from sims.core.functional import non_finite_names
-from sims.pruning.mask import Mask, prunable_names
+from pruneleak.bounds.validation import check_real
+from pruneleak.sims.core.functional import non_finite_names
+from pruneleak.sims.pruning.mask import Mask, prunable_names
 
 Params = Mapping[str, torch.Tensor]
 

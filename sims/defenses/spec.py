@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from bounds.validation import check_choice
-from sims.defenses.adaptive import PriPruneDefense
-from sims.defenses.client import FixedDefense
+from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.defenses.adaptive import PriPruneDefense
+from pruneleak.sims.defenses.client import FixedDefense
 
 #: The defenses a configuration can name.
 DEFENSES = ("none", "largest", "random", "mix", "priprune")

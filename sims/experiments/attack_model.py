@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sims.attacks import DIGITS_ATTACK_MODEL
-from sims.core.runtime import seeded
-from sims.models import conv_net
+from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.models import conv_net
 
 
 def attack_model(

@@ -47,18 +47,18 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import rankdata
 
-from bounds.validation import (
+from pruneleak.bounds.validation import (
     check_choice,
     check_distinct,
     check_finite_array,
     check_int,
     check_open_unit,
 )
-from sims.core.memory import check_fits
-from sims.core.runtime import check_seed
-from sims.sweep.grid import SweepConfig
-from sims.sweep.job import ATTACKS, job_key
-from sims.sweep.panels import panel_axis, x_value
+from pruneleak.sims.core.memory import check_fits
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.sweep.grid import SweepConfig
+from pruneleak.sims.sweep.job import ATTACKS, job_key
+from pruneleak.sims.sweep.panels import panel_axis, x_value
 
 METRICS = ("nmi", "psnr", "exact_bits", "fano_bits")
 BOUNDS = {"published": "bound_published_bits", "corrected": "bound_corrected_bits"}

@@ -53,28 +53,28 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds import priprune
-from bounds.validation import check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device, resolve_device
-from estimators.image import score_reconstruction
-from estimators.nmi import nmi_permutation_null
-from sims.attacks import AttackConfig, gi_attack, sgi_attack
-from sims.core.functional import check_lr
-from sims.core.gradstats import gradient_statistics
-from sims.core.reconstructions import load_reconstructions, save_reconstructions
-from sims.core.runtime import check_seed, fingerprint
-from sims.core.store import ResultStore, key_number
-from sims.data.datasets import load_dataset
-from sims.experiments.attack_model import attack_model
-from sims.experiments.leakage import (
+from pruneleak.bounds import priprune
+from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.image import score_reconstruction
+from pruneleak.estimators.nmi import nmi_permutation_null
+from pruneleak.sims.attacks import AttackConfig, gi_attack, sgi_attack
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.gradstats import gradient_statistics
+from pruneleak.sims.core.reconstructions import load_reconstructions, save_reconstructions
+from pruneleak.sims.core.runtime import check_seed, fingerprint
+from pruneleak.sims.core.store import ResultStore, key_number
+from pruneleak.sims.data.datasets import load_dataset
+from pruneleak.sims.experiments.attack_model import attack_model
+from pruneleak.sims.experiments.leakage import (
     DATASET_SIZES,
     MAX_COUNTS,
     MAX_NOISE_STD,
     LeakageConfig,
     run_leakage,
 )
-from sims.fl.client import client_update
-from sims.pruning.mask import magnitude_mask, random_mask
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import magnitude_mask, random_mask
 
 logger = logging.getLogger(__name__)
 

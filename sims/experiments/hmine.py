@@ -56,20 +56,20 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device, resolve_device
-from estimators.image import match_reconstructions
-from estimators.mi import gaussian_channel_bound
-from estimators.neural import HMINE, TrainingConfig
-from sims.attacks import AttackConfig, invert_gradient
-from sims.core.functional import batch_gradient, check_lr
-from sims.core.per_sample import per_sample_gradients
-from sims.core.runtime import check_seed, fingerprint, seeded
-from sims.core.store import ResultStore
-from sims.data.datasets import load_digits_dataset
-from sims.fl.client import local_sgd
-from sims.models import ConvNet, conv_net
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.image import match_reconstructions
+from pruneleak.estimators.mi import gaussian_channel_bound
+from pruneleak.estimators.neural import HMINE, TrainingConfig
+from pruneleak.sims.attacks import AttackConfig, invert_gradient
+from pruneleak.sims.core.functional import batch_gradient, check_lr
+from pruneleak.sims.core.per_sample import per_sample_gradients
+from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.models import ConvNet, conv_net
+from pruneleak.sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 

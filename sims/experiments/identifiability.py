@@ -46,18 +46,18 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device, resolve_device
-from estimators.image import score_reconstruction
-from sims.attacks import AttackConfig, sgi_attack_batched
-from sims.core.functional import check_lr
-from sims.core.reconstructions import save_reconstructions
-from sims.core.runtime import check_seed, fingerprint, seeded
-from sims.core.store import ResultStore, key_number
-from sims.data.datasets import load_digits_dataset, resize_images
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.image import score_reconstruction
+from pruneleak.sims.attacks import AttackConfig, sgi_attack_batched
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.reconstructions import save_reconstructions
+from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
+from pruneleak.sims.core.store import ResultStore, key_number
+from pruneleak.sims.data.datasets import load_digits_dataset, resize_images
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import random_mask
 
 logger = logging.getLogger(__name__)
 

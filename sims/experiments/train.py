@@ -18,15 +18,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from bounds.validation import check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device, resolve_device
-from sims.core.runtime import check_seed, fingerprint, seeded
-from sims.core.store import ResultStore
-from sims.data.datasets import available_datasets, load_train_test
-from sims.data.partition import PARTITIONS, split_clients
-from sims.fl.server import FedConfig, run_federated
-from sims.models import available_models, build_model, count_parameters, model_options
-from sims.pruning.schemes import available_schemes, build_scheme
+from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import available_datasets, load_train_test
+from pruneleak.sims.data.partition import PARTITIONS, split_clients
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import available_models, build_model, count_parameters, model_options
+from pruneleak.sims.pruning.schemes import available_schemes, build_scheme
 
 logger = logging.getLogger(__name__)
 

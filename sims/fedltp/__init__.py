@@ -16,25 +16,25 @@ Modules (one idea each):
   Hayes et al.'s reconstruction bound and the exact bits.
 """
 
-from sims.fedltp.baselines import per_client_mib, run_dp_fed, run_fed_spa, run_variant
-from sims.fedltp.config import FedLTPConfig
-from sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
-from sims.fedltp.dp_local import DPLocalTrainer
-from sims.fedltp.masks import (
+from pruneleak.sims.fedltp.baselines import per_client_mib, run_dp_fed, run_fed_spa, run_variant
+from pruneleak.sims.fedltp.config import FedLTPConfig
+from pruneleak.sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
+from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
+from pruneleak.sims.fedltp.masks import (
     iterative_client_masks,
     prune_remaining,
     random_upload_mask,
     retention_rates,
 )
-from sims.fedltp.privacy import affordable_rounds, epsilon_after
-from sims.fedltp.tickets import (
+from pruneleak.sims.fedltp.privacy import affordable_rounds, epsilon_after
+from pruneleak.sims.fedltp.tickets import (
     Ticket,
     find_ticket,
     find_tickets,
     select_ticket,
     selection_probabilities,
 )
-from sims.fedltp.training import VARIANTS, FedLTPResult, noisy_scores, run_fedltp
+from pruneleak.sims.fedltp.training import VARIANTS, FedLTPResult, noisy_scores, run_fedltp
 
 __all__ = [
     "VARIANTS",

@@ -39,8 +39,8 @@ in mebibytes (claim ``fedltp.table3.comm_units``): :func:`per_client_mib` conver
 
 from __future__ import annotations
 
-from bounds.validation import check_int, check_real
-from sims.fedltp.training import VARIANTS, FedLTPResult, run_fedltp
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.fedltp.training import VARIANTS, FedLTPResult, run_fedltp
 
 MIB = 2**20
 MB = 10**6

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.core.functional import MAX_ADAM_LR, MAX_LR, MIN_LR, check_lr
-from sims.core.runtime import check_seed
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.core.functional import MAX_ADAM_LR, MAX_LR, MIN_LR, check_lr
+from pruneleak.sims.core.runtime import check_seed
 
 #: The most rounds and local steps of a run: far beyond the paper's T = 50 and tau = 300,
 #: and small enough that the accounting and the batch draws of a run stay fast.

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.data.datasets import ImageDataset
-from sims.data.partition import partition_dirichlet, partition_iid
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.data.datasets import ImageDataset
+from pruneleak.sims.data.partition import partition_dirichlet, partition_iid
 
 # Seeds of the independent draws below are (seed, stream) pairs.
 _PUBLIC, _TEST, _PARTITION, _VALIDATION = 0, 1, 2, 3

@@ -40,10 +40,10 @@ from opacus import GradSampleModule
 from opacus.optimizers import DPOptimizer
 from torch import nn
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.core.runtime import generator
-from sims.fedltp.tickets import current_params, load_params
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.core.runtime import generator
+from pruneleak.sims.fedltp.tickets import current_params, load_params
+from pruneleak.sims.pruning.mask import Mask
 
 
 class DPLocalTrainer:

@@ -70,32 +70,32 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.accounting import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian
-from bounds.leakage import (
+from pruneleak.bounds.accounting import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian
+from pruneleak.bounds.leakage import (
     batch_leakage,
     clopper_pearson_interval,
     dp_reconstruction_bound,
     gdp_reconstruction_bound,
 )
-from bounds.validation import check_int, check_real
-from estimators.image import match_reconstructions, psnr
-from sims.attacks import (
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators.image import match_reconstructions, psnr
+from pruneleak.sims.attacks import (
     DIGITS_ATTACK_MODEL,
     AttackConfig,
     gi_attack_batched,
     identify,
     sgi_attack_batched,
 )
-from sims.core.reconstructions import save_reconstructions
-from sims.core.runtime import check_seed, fingerprint, seeded
-from sims.core.store import key_number
-from sims.data.datasets import load_digits_dataset
-from sims.fedltp.dp_local import DPLocalTrainer
-from sims.fedltp.masks import prune_remaining
-from sims.fedltp.tickets import current_params
-from sims.models import conv_net
-from sims.pruning.mask import Mask
-from sims.sweep.leakage_bits import fano_bits
+from pruneleak.sims.core.reconstructions import save_reconstructions
+from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
+from pruneleak.sims.core.store import key_number
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
+from pruneleak.sims.fedltp.masks import prune_remaining
+from pruneleak.sims.fedltp.tickets import current_params
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.sweep.leakage_bits import fano_bits
 
 logger = logging.getLogger(__name__)
 

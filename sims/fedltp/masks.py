@@ -26,8 +26,8 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from bounds.validation import check_int, check_real
-from sims.pruning.mask import Mask, mask_from_scores, prunable_names, random_mask
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.pruning.mask import Mask, mask_from_scores, prunable_names, random_mask
 
 
 def prune_remaining(params: Mapping[str, torch.Tensor], mask: Mask, degree: float) -> Mask:

@@ -18,9 +18,9 @@ twice (see ``bounds.accounting``); :mod:`bounds.claims.fedltp` records both defe
 
 from __future__ import annotations
 
-from bounds.accounting import DEFAULT_ORDERS, fedltp_epsilon_corrected
-from bounds.validation import check_int, check_real
-from sims.fedltp.config import FedLTPConfig
+from pruneleak.bounds.accounting import DEFAULT_ORDERS, fedltp_epsilon_corrected
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.fedltp.config import FedLTPConfig
 
 
 def epsilon_after(

@@ -26,12 +26,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.validation import check_int, check_real
-from sims.core.functional import non_finite_names
-from sims.core.runtime import generator, seeded
-from sims.data.datasets import ImageDataset
-from sims.fedltp.masks import prune_remaining
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.functional import non_finite_names
+from pruneleak.sims.core.runtime import generator, seeded
+from pruneleak.sims.data.datasets import ImageDataset
+from pruneleak.sims.fedltp.masks import prune_remaining
+from pruneleak.sims.pruning.mask import Mask
 
 
 @dataclass(frozen=True, eq=False)

@@ -50,23 +50,23 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_real
-from estimators.device import resolve_device
-from sims.core.runtime import fingerprint, seeded
-from sims.core.store import ResultStore
-from sims.fedltp.config import FedLTPConfig
-from sims.fedltp.data import FedLTPData
-from sims.fedltp.dp_local import DPLocalTrainer
-from sims.fedltp.masks import iterative_client_masks, random_upload_mask
-from sims.fedltp.privacy import epsilon_after
-from sims.fedltp.tickets import (
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.core.runtime import fingerprint, seeded
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.fedltp.config import FedLTPConfig
+from pruneleak.sims.fedltp.data import FedLTPData
+from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
+from pruneleak.sims.fedltp.masks import iterative_client_masks, random_upload_mask
+from pruneleak.sims.fedltp.privacy import epsilon_after
+from pruneleak.sims.fedltp.tickets import (
     count_correct,
     current_params,
     find_tickets,
     load_params,
     select_ticket,
 )
-from sims.pruning.mask import Mask
+from pruneleak.sims.pruning.mask import Mask
 
 logger = logging.getLogger(__name__)
 

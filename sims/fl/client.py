@@ -31,9 +31,9 @@ import torch
 from torch import nn
 from torch.func import grad_and_value
 
-from bounds.validation import check_choice, check_int
-from sims.core.functional import batch_loss, check_batch, check_lr, detached
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.sims.core.functional import batch_loss, check_batch, check_lr, detached
+from pruneleak.sims.pruning.mask import Mask
 
 
 def client_update(

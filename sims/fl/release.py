@@ -33,10 +33,10 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int
-from sims.core.functional import check_lr
-from sims.core.per_sample import per_sample_gradients, per_sample_gram
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.per_sample import per_sample_gradients, per_sample_gram
+from pruneleak.sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
 #: Floating-point types the releases may be computed in.

@@ -60,17 +60,17 @@ from torch import nn
 from torch.func import functional_call
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_int
-from estimators.device import resolve_device
-from sims.core.functional import check_lr
-from sims.core.memory import TRAINING_COPIES, check_fits
-from sims.core.runtime import check_seed
-from sims.data.datasets import ImageDataset
-from sims.defenses.client import Defense
-from sims.fl.client import local_sgd
-from sims.models import count_parameters
-from sims.pruning.mask import Mask
-from sims.pruning.schemes import PruningScheme
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.memory import TRAINING_COPIES, check_fits
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.data.datasets import ImageDataset
+from pruneleak.sims.defenses.client import Defense
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.models import count_parameters
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schemes import PruningScheme
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from sims.plots.leakage import _ATTACK_LABELS
+from pruneleak.sims.plots.leakage import _ATTACK_LABELS
 
 
 def audit_bits(record: dict, attacks) -> list[tuple[str, float, str]]:

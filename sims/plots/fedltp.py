@@ -5,9 +5,9 @@ empirical-privacy study (:mod:`sims.fedltp.empirical`) per noise multiplier."""
 
 from __future__ import annotations
 
-from sims.fedltp.baselines import MIB
-from sims.fedltp.empirical import reconstruction_key
-from sims.plots.reconstructions import kept_rows, plot_reconstruction_grid
+from pruneleak.sims.fedltp.baselines import MIB
+from pruneleak.sims.fedltp.empirical import reconstruction_key
+from pruneleak.sims.plots.reconstructions import kept_rows, plot_reconstruction_grid
 
 
 def _curves(result, budget):

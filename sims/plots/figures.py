@@ -14,9 +14,9 @@ import logging
 import os
 from pathlib import Path
 
-from bounds.validation import check_choice
-from sims.core.outputs import OUTPUT_ROOT, output_dir
-from sims.core.scale import SCALES
+from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.core.outputs import OUTPUT_ROOT, output_dir
+from pruneleak.sims.core.scale import SCALES
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sims.experiments.identifiability import breakdown_ratio, labelled_keys
-from sims.plots.reconstructions import kept_rows
+from pruneleak.sims.experiments.identifiability import breakdown_ratio, labelled_keys
+from pruneleak.sims.plots.reconstructions import kept_rows
 
 
 def plot_identifiability(records: Sequence[Mapping], *, psnr_threshold: float = 30.0):

@@ -440,8 +440,8 @@ def leakage_reconstruction_rows(config, directory):
     reconstructions of them (``config.attacks``: SGI then GI, or SGI unaware then aware),
     labelled ``"SGI p=0.5 s=0.01"`` (:func:`sims.plots.reconstructions.shared_original_rows`);
     None when none was kept."""
-    from sims.experiments.leakage import reconstruction_key
-    from sims.plots.reconstructions import kept_rows
+    from pruneleak.sims.experiments.leakage import reconstruction_key
+    from pruneleak.sims.plots.reconstructions import kept_rows
 
     fp = config.fingerprint()
     labelled = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_int
-from sims.experiments.prune_vs_noise.inversion import METRICS
-from sims.experiments.prune_vs_noise.study import PruneVsNoiseResult
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.experiments.prune_vs_noise.inversion import METRICS
+from pruneleak.sims.experiments.prune_vs_noise.study import PruneVsNoiseResult
 
 _STYLE = {
     "noise": ("tab:red", "o", "Laplace noise"),

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds.validation import check_int
-from estimators.image import psnr
-from sims.core.reconstructions import load_reconstructions
+from pruneleak.bounds.validation import check_int
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.core.reconstructions import load_reconstructions
 
 #: Width and height of one tile, in inches.
 TILE_INCHES = 0.9
@@ -115,7 +115,7 @@ def job_reconstruction_rows(
     first kept job's attacked images and the reconstructions of every job that attacked
     the same ones (:func:`shared_original_rows`), each labelled by the fields in which
     the panel's jobs differ (``"scheme=snip, p=0.9"``); None when no job kept its files."""
-    from sims.sweep.job import job_key
+    from pruneleak.sims.sweep.job import job_key
 
     fields = [job.as_fields() for job in jobs]
     varying = [k for k in fields[0] if k != "data_dir" and len({repr(f[k]) for f in fields}) > 1]

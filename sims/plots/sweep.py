@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bounds.validation import check_choice
-from sims.experiments.consistency import METRICS, POOLED, ConsistencyRow
-from sims.pruning.schemes import available_schemes
-from sims.sweep.grid import SweepConfig
-from sims.sweep.panels import MODEL_AXIS, panel_rows
+from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.experiments.consistency import METRICS, POOLED, ConsistencyRow
+from pruneleak.sims.pruning.schemes import available_schemes
+from pruneleak.sims.sweep.grid import SweepConfig
+from pruneleak.sims.sweep.panels import MODEL_AXIS, panel_rows
 
 AXIS_LABELS = {
     "pruning.p": "base pruning rate p",

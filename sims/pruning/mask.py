@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_int, check_real
-from sims.core.functional import non_finite_names
-from sims.core.runtime import check_seed
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.functional import non_finite_names
+from pruneleak.sims.core.runtime import check_seed
 
 
 def prunable_names(params: Mapping[str, torch.Tensor]) -> list[str]:

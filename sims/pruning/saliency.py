@@ -25,9 +25,9 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, jvp
 
-from bounds.validation import check_real
-from sims.core.functional import check_batch
-from sims.pruning.mask import prunable_names
+from pruneleak.bounds.validation import check_real
+from pruneleak.sims.core.functional import check_batch
+from pruneleak.sims.pruning.mask import prunable_names
 
 
 def _split(params: Mapping[str, torch.Tensor]) -> tuple[dict, dict]:

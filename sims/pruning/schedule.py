@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_int, check_real
-from sims.core.functional import check_batch, check_lr
-from sims.core.runtime import check_seed
-from sims.pruning.mask import Mask, magnitude_mask
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.functional import check_batch, check_lr
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.pruning.mask import Mask, magnitude_mask
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int, check_real
-from sims.core.functional import batch_gradient
-from sims.core.runtime import check_seed
-from sims.pruning.mask import (
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.pruning.mask import (
     Mask,
     erk_keep_counts,
     mask_from_scores,
@@ -62,7 +62,7 @@ from sims.pruning.mask import (
     random_mask,
     uniform_keep_counts,
 )
-from sims.pruning.saliency import grasp_scores, snip_scores, synflow_scores
+from pruneleak.sims.pruning.saliency import grasp_scores, snip_scores, synflow_scores
 
 Params = Mapping[str, torch.Tensor]
 

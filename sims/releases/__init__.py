@@ -23,16 +23,16 @@ Every mechanism computes one world per secret (all ``B``-subsets, :func:`secret_
 in float64, vectorised over the worlds (:func:`train_each`).
 """
 
-from sims.releases.dp_upload import DPUploadRelease, dp_sgd_bits_bound
-from sims.releases.federated import FederatedRelease
-from sims.releases.fixed_defense import FixedDefenseRelease
-from sims.releases.geometry import ReleaseGeometry
-from sims.releases.hidden import hidden_randomness_leakage
-from sims.releases.likelihood import MAX_NOISE_STD
-from sims.releases.priprune import PriPruneRelease
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
-from sims.releases.training import train_each
-from sims.releases.value import METHODS, LeakageValue
+from pruneleak.sims.releases.dp_upload import DPUploadRelease, dp_sgd_bits_bound
+from pruneleak.sims.releases.federated import FederatedRelease
+from pruneleak.sims.releases.fixed_defense import FixedDefenseRelease
+from pruneleak.sims.releases.geometry import ReleaseGeometry
+from pruneleak.sims.releases.hidden import hidden_randomness_leakage
+from pruneleak.sims.releases.likelihood import MAX_NOISE_STD
+from pruneleak.sims.releases.priprune import PriPruneRelease
+from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches
+from pruneleak.sims.releases.training import train_each
+from pruneleak.sims.releases.value import METHODS, LeakageValue
 
 __all__ = [
     "MAX_NOISE_STD",

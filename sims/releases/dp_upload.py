@@ -34,11 +34,11 @@ import math
 import torch
 from torch.func import grad, vmap
 
-from bounds.validation import check_int, check_real
-from sims.core.functional import batch_loss
-from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.value import LeakageValue
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.functional import batch_loss
+from pruneleak.sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
+from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
+from pruneleak.sims.releases.value import LeakageValue
 
 #: Opacus' stabiliser of the per-example clip factor ``C / (||g|| + 1e-6)``.
 CLIP_EPS = 1e-6

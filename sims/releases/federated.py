@@ -28,12 +28,12 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import torch
 
-from bounds.validation import check_int
-from sims.core.functional import check_batch
-from sims.fl.client import local_sgd
-from sims.fl.release import release_gram, release_vectors
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches, secret_data
-from sims.releases.training import CHUNK, train_each
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.core.functional import check_batch
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.fl.release import release_gram, release_vectors
+from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_batches, secret_data
+from pruneleak.sims.releases.training import CHUNK, train_each
 
 
 class FederatedRelease:

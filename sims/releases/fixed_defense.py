@@ -33,20 +33,20 @@ from __future__ import annotations
 
 import torch
 
-from bounds import leakage as bounds_leakage
-from bounds.validation import check_int, check_real
-from sims.core.runtime import check_seed
-from sims.defenses import FixedDefense, defense_mask
-from sims.pruning.mask import prunable_names
-from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import (
+from pruneleak.bounds import leakage as bounds_leakage
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.defenses import FixedDefense, defense_mask
+from pruneleak.sims.pruning.mask import prunable_names
+from pruneleak.sims.pruning.schemes import derived_seed
+from pruneleak.sims.releases.likelihood import (
     MAX_NOISE_STD,
     consistent_withheld,
     observation_log_likelihoods,
 )
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.training import CHUNK, train_each
-from sims.releases.value import LeakageValue
+from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
+from pruneleak.sims.releases.training import CHUNK, train_each
+from pruneleak.sims.releases.value import LeakageValue
 
 #: Monte Carlo draws whose uploads are held at once (each ``k`` values and flags).
 DRAW_CHUNK = 256

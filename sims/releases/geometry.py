@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds import leakage
-from bounds.leakage._releases import group_entropy_bits
-from sims.releases.value import LeakageValue
+from pruneleak.bounds import leakage
+from pruneleak.bounds.leakage._releases import group_entropy_bits
+from pruneleak.sims.releases.value import LeakageValue
 
 # Columns of a block centred and multiplied at a time (float64): 2**25 values, 256 MiB.
 _BLOCK_VALUES = 1 << 25

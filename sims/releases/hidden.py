@@ -35,16 +35,16 @@ from collections.abc import Callable
 
 import torch
 
-from bounds import leakage as bounds_leakage
-from bounds.validation import check_int, check_real
-from sims.core.runtime import check_seed
-from sims.pruning.schemes import derived_seed
-from sims.releases.likelihood import (
+from pruneleak.bounds import leakage as bounds_leakage
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.pruning.schemes import derived_seed
+from pruneleak.sims.releases.likelihood import (
     MAX_NOISE_STD,
     observation_log_likelihoods,
     shared_log_likelihoods,
 )
-from sims.releases.value import LeakageValue
+from pruneleak.sims.releases.value import LeakageValue
 
 #: Draws of the hidden randomness behind the lower bound's critic.
 CRITIC_DRAWS = 32

@@ -21,14 +21,14 @@ from __future__ import annotations
 import torch
 from torch.func import grad, vmap
 
-from bounds.validation import check_int
-from sims.core.functional import batch_loss
-from sims.defenses import PriPruneDefense
-from sims.defenses.adaptive import mixed_point, priprune_step, priprune_update
-from sims.pruning.mask import prunable_names
-from sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
-from sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
-from sims.releases.value import LeakageValue
+from pruneleak.bounds.validation import check_int
+from pruneleak.sims.core.functional import batch_loss
+from pruneleak.sims.defenses import PriPruneDefense
+from pruneleak.sims.defenses.adaptive import mixed_point, priprune_step, priprune_update
+from pruneleak.sims.pruning.mask import prunable_names
+from pruneleak.sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
+from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
+from pruneleak.sims.releases.value import LeakageValue
 
 
 class PriPruneRelease:

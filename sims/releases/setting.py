@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_int
-from sims.attacks.checks import check_param_dict
-from sims.core.functional import check_batch, check_lr
-from sims.core.memory import check_fits
-from sims.pruning.mask import Mask
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.sims.attacks.checks import check_param_dict
+from pruneleak.sims.core.functional import check_batch, check_lr
+from pruneleak.sims.core.memory import check_fits
+from pruneleak.sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
 #: Default cap on the number of secrets a release is computed for one by one (every

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import torch
 from torch.func import vmap
 
-from sims.fl.client import local_sgd
-from sims.releases.setting import ClientSetting
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.releases.setting import ClientSetting
 
 #: Rows (worlds) per vectorised call, at most: bounds the activations and gradients held
 #: at once.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bounds.leakage import BatchLeakage, ExactLeakage, PosteriorLeakage
+from pruneleak.bounds.leakage import BatchLeakage, ExactLeakage, PosteriorLeakage
 
 #: What a value is: computed without Monte Carlo; an exact quantity estimated by Monte
 #: Carlo with an interval; a certified bracket (lower, upper) of the quantity; or the

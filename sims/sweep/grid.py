@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import product
 
-from bounds.validation import check_int, check_real
-from sims.sweep.job import FIELD_PATHS, OWNED_PATHS, AttackJob
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.sweep.job import FIELD_PATHS, OWNED_PATHS, AttackJob
 
 #: The key of a grid that names its panel rather than a job field.
 PANEL = "panel"

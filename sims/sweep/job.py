@@ -24,16 +24,16 @@ from dataclasses import dataclass, field, fields, replace
 
 import torch
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators.device import check_device
-from sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
-from sims.core import memory
-from sims.core.runtime import check_seed, fingerprint
-from sims.data.datasets import available_datasets
-from sims.defenses.spec import DefenseSpec
-from sims.fl.server import FedConfig
-from sims.models import available_models, build_model, model_options
-from sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.estimators.device import check_device
+from pruneleak.sims.attacks import AttackConfig, gi_attack_batched, sgi_attack_batched
+from pruneleak.sims.core import memory
+from pruneleak.sims.core.runtime import check_seed, fingerprint
+from pruneleak.sims.data.datasets import available_datasets
+from pruneleak.sims.defenses.spec import DefenseSpec
+from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.models import available_models, build_model, model_options
+from pruneleak.sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
 BATCHED_OPTIMIZERS = ("adam", "lbfgs_backtracking")

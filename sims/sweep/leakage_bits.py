@@ -25,8 +25,8 @@ import math
 import numpy as np
 import torch
 
-from bounds import leakage
-from sims.fl.release import release_vectors
+from pruneleak.bounds import leakage
+from pruneleak.sims.fl.release import release_vectors
 
 #: Confidence of the Clopper-Pearson interval behind the Fano bits.
 CONFIDENCE = 0.95

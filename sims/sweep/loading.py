@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
-from sims.sweep.grid import Resources, SweepConfig
+from pruneleak.sims.sweep.grid import Resources, SweepConfig
 
 _TOP_KEYS = ("name", "base", "grid", "resources")
 _RESOURCE_KEYS = ("cpus", "gpus")
@@ -116,7 +116,7 @@ def _parse(content: bytes, source: str) -> SweepConfig:
 
 def packaged_configs() -> tuple[str, ...]:
     """Names of the sweep configurations shipped with pruneleak (sorted)."""
-    files = resources.files("sims.sweep").joinpath("configs").iterdir()
+    files = resources.files(__package__).joinpath("configs").iterdir()
     return tuple(sorted(f.name[: -len(".toml")] for f in files if f.name.endswith(".toml")))
 
 
@@ -128,7 +128,7 @@ def packaged_config(name: str) -> SweepConfig:
             f"The 'name' parameter of packaged_config must be one of {list(names)}. "
             f"Got {name!r} instead."
         )
-    resource = resources.files("sims.sweep").joinpath("configs").joinpath(f"{name}.toml")
+    resource = resources.files(__package__).joinpath("configs").joinpath(f"{name}.toml")
     return _parse(resource.read_bytes(), f"{name} (packaged)")
 
 

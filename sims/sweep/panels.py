@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from sims.sweep.grid import SweepConfig
-from sims.sweep.job import FIELD_PATHS, AttackJob, job_key
-from sims.sweep.runner import BOUND_FIELDS
+from pruneleak.sims.sweep.grid import SweepConfig
+from pruneleak.sims.sweep.job import FIELD_PATHS, AttackJob, job_key
+from pruneleak.sims.sweep.runner import BOUND_FIELDS
 
 #: Fields that label a curve rather than an x-axis when a panel is plotted.
 CURVE_FIELDS = ("pruning.scheme", "attack", "seed")

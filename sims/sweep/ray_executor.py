@@ -52,12 +52,12 @@ from collections.abc import Callable, Sequence
 
 from tqdm.auto import tqdm
 
-from sims.core.extras import require
-from sims.core.runtime import cpu_tuning
-from sims.core.store import ResultStore
-from sims.sweep.grid import Resources, SweepConfig
-from sims.sweep.job import AttackJob, job_key
-from sims.sweep.runner import append_record, check_sweep, run_job
+from pruneleak.sims.core.extras import require
+from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.sweep.grid import Resources, SweepConfig
+from pruneleak.sims.sweep.job import AttackJob, job_key
+from pruneleak.sims.sweep.runner import append_record, check_sweep, run_job
 
 logger = logging.getLogger(__name__)
 

@@ -64,24 +64,24 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds import priprune
-from bounds.validation import check_choice, check_int
-from estimators.device import resolve_device
-from estimators.image import score_reconstruction
-from sims.attacks import identify
-from sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
-from sims.core.gradstats import gradient_statistics
-from sims.core.reconstructions import save_reconstructions
-from sims.core.runtime import seeded
-from sims.core.store import ResultStore
-from sims.data.datasets import load_train_test
-from sims.data.partition import split_clients
-from sims.defenses.client import withheld_fraction
-from sims.fl.server import run_federated
-from sims.models import count_parameters
-from sims.sweep import leakage_bits
-from sims.sweep.grid import SweepConfig
-from sims.sweep.job import ATTACKS, AttackJob, job_key
+from pruneleak.bounds import priprune
+from pruneleak.bounds.validation import check_choice, check_int
+from pruneleak.estimators.device import resolve_device
+from pruneleak.estimators.image import score_reconstruction
+from pruneleak.sims.attacks import identify
+from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
+from pruneleak.sims.core.gradstats import gradient_statistics
+from pruneleak.sims.core.reconstructions import save_reconstructions
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import load_train_test
+from pruneleak.sims.data.partition import split_clients
+from pruneleak.sims.defenses.client import withheld_fraction
+from pruneleak.sims.fl.server import run_federated
+from pruneleak.sims.models import count_parameters
+from pruneleak.sims.sweep import leakage_bits
+from pruneleak.sims.sweep.grid import SweepConfig
+from pruneleak.sims.sweep.job import ATTACKS, AttackJob, job_key
 
 logger = logging.getLogger(__name__)
 
@@ -420,7 +420,7 @@ def run_sweep(
     todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
     run = functools.partial(run_job, reconstructions_dir=reconstructions_dir)
     if executor == "ray":
-        from sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
+        from pruneleak.sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
 
         run_on_ray(config, todo, store, address=address, progress=progress, run=run)
         return sweep_records(config, store)

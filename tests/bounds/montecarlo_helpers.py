@@ -6,7 +6,7 @@ inside ``pytest.mark.parametrize`` lists.
 
 from __future__ import annotations
 
-from bounds.claims.checks import MonteCarloCheck
+from pruneleak.bounds.claims.checks import MonteCarloCheck
 
 
 def monte_carlo_check(

@@ -14,8 +14,8 @@ import sympy as sp
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 from scipy import integrate, stats
 
-from bounds import accounting as acc
-from bounds.accounting import rdp as acc_rdp
+from pruneleak.bounds import accounting as acc
+from pruneleak.bounds.accounting import rdp as acc_rdp
 
 ORDERS = np.array(acc.DEFAULT_ORDERS)
 INT_ORDERS = ORDERS[np.round(ORDERS) == ORDERS]

@@ -28,7 +28,7 @@ import mpmath as mp
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 
-from bounds import accounting as acc
+from pruneleak.bounds import accounting as acc
 
 QS, SIGMAS, ALPHAS = (0.01, 0.1, 0.5), (0.8, 1.4), (1.1, 1.5, 2.5)
 CASES = list(itertools.product(QS, SIGMAS, ALPHAS))

@@ -17,8 +17,8 @@ import sympy as sp
 from montecarlo_helpers import monte_carlo_check
 from scipy import optimize, stats
 
-from bounds.claims import checks
-from bounds.claims.checks import (
+from pruneleak.bounds.claims import checks
+from pruneleak.bounds.claims.checks import (
     FAILS,
     HOLDS,
     HOLDS_ON_DOMAIN,
@@ -29,8 +29,8 @@ from bounds.claims.checks import (
     SeriesCheck,
     SymbolicCheck,
 )
-from bounds.claims.checks.grid import longest_run
-from bounds.claims.claim import Claim, run_claim
+from pruneleak.bounds.claims.checks.grid import longest_run
+from pruneleak.bounds.claims.claim import Claim, run_claim
 
 X = Param("x", 0.0, 2.0, points=41)
 

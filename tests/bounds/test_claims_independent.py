@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from bounds import claims
-from bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN
+from pruneleak.bounds import claims
+from pruneleak.bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN
 
 LN2 = math.log(2)
 

@@ -22,8 +22,8 @@ import pytest
 from scipy import optimize, stats
 from test_claims_independent import _verdict
 
-from bounds import claims
-from bounds.claims.checks import FAILS, HOLDS
+from pruneleak.bounds import claims
+from pruneleak.bounds.claims.checks import FAILS, HOLDS
 
 
 def _registry(claim_id):

@@ -23,8 +23,8 @@ from scipy import optimize, stats
 from sklearn.datasets import load_digits
 from sklearn.metrics import normalized_mutual_info_score
 
-from bounds import claims
-from bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN
+from pruneleak.bounds import claims
+from pruneleak.bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN
 
 LN2 = math.log(2)
 TWO_PI_E = 2 * math.pi * math.e

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from montecarlo_helpers import monte_carlo_check
 
-from bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN, MonteCarloCheck
+from pruneleak.bounds.claims.checks import FAILS, HOLDS, HOLDS_ON_DOMAIN, MonteCarloCheck
 
 _check = partial(monte_carlo_check, samples=100)
 

@@ -15,7 +15,7 @@ from test_claims_independent_fedltp import INDEPENDENT_FEDLTP
 from test_claims_independent_huang import INDEPENDENT_HUANG
 from test_claims_independent_priprune import INDEPENDENT as INDEPENDENT_PRIPRUNE
 
-from bounds import claims
+from pruneleak.bounds import claims
 
 GROUPS = (INDEPENDENT, INDEPENDENT_FEDLTP, INDEPENDENT_HUANG, INDEPENDENT_PRIPRUNE)
 DERIVED = {claim_id: derive for group in GROUPS for claim_id, derive in group.items()}

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from bounds import accounting
-from bounds.claims import fedltp, huang, mine, priprune
+from pruneleak.bounds import accounting
+from pruneleak.bounds.claims import fedltp, huang, mine, priprune
 
 
 def _hockey_stick(p, q, eps, lo, hi, points=()):

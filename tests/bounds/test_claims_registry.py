@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from bounds import claims
-from bounds.claims.checks import CHECK_TYPES, FAILS, HOLDS, HOLDS_ON_DOMAIN, VERDICTS
+from pruneleak.bounds import claims
+from pruneleak.bounds.claims.checks import CHECK_TYPES, FAILS, HOLDS, HOLDS_ON_DOMAIN, VERDICTS
 
 # Every claim the verification issue lists, by registry id.
 REQUIRED = {

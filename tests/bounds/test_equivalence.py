@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from bounds import equivalence as eq
+from pruneleak.bounds import equivalence as eq
 
 
 @pytest.mark.parametrize("order", [0, 1, 2, 3, 4])

@@ -36,9 +36,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bounds import accounting as acc
-from bounds import equivalence as eq
-from bounds import gaussian
+from pruneleak.bounds import accounting as acc
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds import gaussian
 
 FMAX = sys.float_info.max
 LOG_FMAX = math.log(FMAX)

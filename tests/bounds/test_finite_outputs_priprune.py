@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bounds import claims, leakage, priprune, validation
+from pruneleak.bounds import claims, leakage, priprune, validation
 
 COVERED: set[str] = set()
 

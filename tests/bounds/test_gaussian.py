@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from bounds import gaussian
+from pruneleak.bounds import gaussian
 
 RNG = np.random.default_rng(11)
 _A = RNG.normal(size=(4, 4))
@@ -144,7 +144,7 @@ def test_every_unit_parameter_in_bounds_defaults_to_bits():
     """One default unit across bounds (bounds/__init__.py): every ``unit=`` is "bits"."""
     import inspect
 
-    from bounds import accounting, equivalence, priprune
+    from pruneleak.bounds import accounting, equivalence, priprune
 
     defaults = {
         f"{module.__name__}.{name}": inspect.signature(func).parameters["unit"].default

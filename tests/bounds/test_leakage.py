@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from bounds import leakage
-from bounds.leakage import exact as exact_module
+from pruneleak.bounds import leakage
+from pruneleak.bounds.leakage import exact as exact_module
 
 
 def _bawgn_bits(a: float) -> float:

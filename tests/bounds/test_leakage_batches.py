@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bounds import leakage
-from bounds.leakage import batches as batches_module
+from pruneleak.bounds import leakage
+from pruneleak.bounds.leakage import batches as batches_module
 
 
 def _subset_means(releases, b):

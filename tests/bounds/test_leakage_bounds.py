@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from bounds import leakage
+from pruneleak.bounds import leakage
 
 # Random candidate sets: (seed, M, k, s), small enough for 2,000 Monte Carlo draws each.
 RANDOM_SETS = [
@@ -209,7 +209,7 @@ def test_two_candidates_rero_bound_is_phi_d_over_s():
 
 
 def test_max_pairwise_distance_against_a_double_loop(monkeypatch):
-    from bounds.leakage import reconstruction
+    from pruneleak.bounds.leakage import reconstruction
 
     releases = _random_releases(9, 23, 4) + 100.0
     slow = max(np.linalg.norm(a - b) for a in releases for b in releases)

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from bounds import leakage
+from pruneleak.bounds import leakage
 
 M = 16
 SEEDS = 40

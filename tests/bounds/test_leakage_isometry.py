@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from bounds import leakage
+from pruneleak.bounds import leakage
 
 
 def _squared_distances(r: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from bounds import leakage
+from pruneleak.bounds import leakage
 
 
 def _gaussian_draws(releases: np.ndarray, s: float, draws: int, seed: int):

@@ -13,8 +13,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from bounds import leakage
-from bounds.leakage import reconstruction
+from pruneleak.bounds import leakage
+from pruneleak.bounds.leakage import reconstruction
 
 
 def _squared_diameter(releases, b) -> Fraction:

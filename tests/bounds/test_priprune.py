@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bounds import priprune
+from pruneleak.bounds import priprune
 
 S = priprune.SYMBOLS
 LN2 = math.log(2)

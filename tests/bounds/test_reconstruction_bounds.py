@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from bounds.accounting import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian
-from bounds.leakage import (
+from pruneleak.bounds.accounting import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian
+from pruneleak.bounds.leakage import (
     dp_reconstruction_bound,
     gaussian_mechanism_success_bound,
     gdp_reconstruction_bound,

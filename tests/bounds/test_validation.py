@@ -4,8 +4,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from bounds._vector import int_array, real_array
-from bounds.validation import (
+from pruneleak.bounds._vector import int_array, real_array
+from pruneleak.bounds.validation import (
     check_bool,
     check_choice,
     check_finite_array,

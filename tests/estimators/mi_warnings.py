@@ -2,7 +2,7 @@
 
 import warnings
 
-from estimators.estimate import MIWarning
+from pruneleak.estimators.estimate import MIWarning
 
 
 def estimate_quietly(estimator, x, y, **kwargs):

@@ -17,9 +17,9 @@ import pytest
 from mi_warnings import estimate_quietly, issued_mi_warnings
 from scipy import integrate, stats
 
-from estimators.closed_form import GaussianMI, gaussian_plugin_bias
-from estimators.mi import correlated_gaussian_pair, gaussian_mutual_information
-from estimators.registry import estimate_mi, get_estimator
+from pruneleak.estimators.closed_form import GaussianMI, gaussian_plugin_bias
+from pruneleak.estimators.mi import correlated_gaussian_pair, gaussian_mutual_information
+from pruneleak.estimators.registry import estimate_mi, get_estimator
 
 
 @pytest.mark.parametrize(("n", "dim_x", "dim_y"), [(50, 1, 1), (300, 3, 2), (400, 1, 6)])

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from estimators.estimate import MIEstimate, MIWarning, make_estimate
+from pruneleak.estimators.estimate import MIEstimate, MIWarning, make_estimate
 
 
 def _quiet(**kwargs):

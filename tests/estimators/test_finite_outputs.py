@@ -28,11 +28,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mi_warnings import estimate_quietly
 
-import estimators
-from estimators import closed_form, estimate, image, ksg, mi, neural, nmi, samples
-from estimators.neural import interval, objectives
+from pruneleak import estimators
+from pruneleak.estimators import closed_form, estimate, image, ksg, mi, neural, nmi, samples
+from pruneleak.estimators.neural import interval, objectives
 
 COVERED: set[str] = set()
+
+
+def _short(module: str) -> str:
+    """``pruneleak.estimators.nmi`` as the tables below name it: ``estimators.nmi``."""
+    return module.removeprefix("pruneleak.")
+
 
 #: Public callables without a numeric property of their own, with the reason.
 EXEMPT = {
@@ -71,7 +77,7 @@ def covers(*functions):
     """Register the decorated test as the property test of ``functions``."""
 
     def register(test):
-        COVERED.update(f"{f.__module__}.{f.__qualname__}" for f in functions)
+        COVERED.update(f"{_short(f.__module__)}.{f.__qualname__}" for f in functions)
         return test
 
     return register
@@ -90,7 +96,7 @@ def _public_callables() -> set[str]:
         for name in candidates:
             obj = getattr(module, name)
             if callable(obj) and getattr(obj, "__module__", None) == module.__name__:
-                names.add(f"{module.__name__}.{name}")
+                names.add(f"{_short(module.__name__)}.{name}")
     return names
 
 

@@ -8,7 +8,7 @@ import torch
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 from sklearn.datasets import load_digits
 
-from estimators.image import (
+from pruneleak.estimators.image import (
     inference_accuracy,
     match_reconstructions,
     phash,
@@ -17,7 +17,7 @@ from estimators.image import (
     score_reconstruction,
     ssim,
 )
-from estimators.nmi import nmi
+from pruneleak.estimators.nmi import nmi
 
 # Acceptance (issue 5): equal to scikit-image to 1e-6; the same float64 filters and means
 # are computed in the same order, so the agreement is in fact ~1e-15.

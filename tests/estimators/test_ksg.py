@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from mi_warnings import estimate_quietly, issued_mi_warnings
 from scipy.special import digamma
 
-from estimators import ksg as ksg_module
-from estimators.ksg import KSG, _counts_brute, _counts_tree
-from estimators.mi import correlated_gaussian_pair
-from estimators.registry import estimate_mi, get_estimator
+from pruneleak.estimators import ksg as ksg_module
+from pruneleak.estimators.ksg import KSG, _counts_brute, _counts_tree
+from pruneleak.estimators.mi import correlated_gaussian_pair
+from pruneleak.estimators.registry import estimate_mi, get_estimator
 
 
 def _slow_counts(x, y, k):

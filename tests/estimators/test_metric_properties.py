@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from estimators.image import METRICS
+from pruneleak.estimators.image import METRICS
 
 NAMES = sorted(METRICS)
 

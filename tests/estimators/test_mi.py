@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from estimators.mi import (
+from pruneleak.estimators.mi import (
     GaussianBatchChannel,
     correlated_gaussian_pair,
     correlation_for_mi,

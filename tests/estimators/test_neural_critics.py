@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from estimators.neural.critics import MAX_PARAMETERS, ConcatCritic, HierarchicalCritic
+from pruneleak.estimators.neural.critics import MAX_PARAMETERS, ConcatCritic, HierarchicalCritic
 
 
 @pytest.mark.parametrize("hidden", [(5,), (6, 3)])

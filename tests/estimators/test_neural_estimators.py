@@ -15,10 +15,10 @@ import pytest
 import torch
 from scipy import stats
 
-from estimators.estimate import MIEstimate, MIWarning
-from estimators.mi import GaussianBatchChannel, correlated_gaussian_pair
-from estimators.neural import HMINE, MINE, NWJ, SMILE, InfoNCE, TrainingConfig
-from estimators.registry import MIEstimator, get_estimator
+from pruneleak.estimators.estimate import MIEstimate, MIWarning
+from pruneleak.estimators.mi import GaussianBatchChannel, correlated_gaussian_pair
+from pruneleak.estimators.neural import HMINE, MINE, NWJ, SMILE, InfoNCE, TrainingConfig
+from pruneleak.estimators.registry import MIEstimator, get_estimator
 
 # early stopping ends these runs after 500-900 steps (measured), well before max_steps
 QUICK = TrainingConfig(max_steps=3000, eval_every=50, patience=4, n_fits=2, test_fraction=0.3)

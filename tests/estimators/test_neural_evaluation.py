@@ -9,11 +9,11 @@ import torch
 from scipy import stats
 from torch import nn
 
-from estimators.mi import correlated_gaussian_pair, correlation_for_mi
-from estimators.neural.critics import ConcatCritic
-from estimators.neural.evaluation import evaluate_infonce, evaluate_marginal
-from estimators.neural.interval import cross_fit_interval
-from estimators.neural.objectives import dv_bound, infonce_bound, nwj_bound, off_diagonal
+from pruneleak.estimators.mi import correlated_gaussian_pair, correlation_for_mi
+from pruneleak.estimators.neural.critics import ConcatCritic
+from pruneleak.estimators.neural.evaluation import evaluate_infonce, evaluate_marginal
+from pruneleak.estimators.neural.interval import cross_fit_interval
+from pruneleak.estimators.neural.objectives import dv_bound, infonce_bound, nwj_bound, off_diagonal
 
 
 class GaussianCritic(nn.Module):

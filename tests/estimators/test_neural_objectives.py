@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from estimators.mi import correlated_gaussian_pair, correlation_for_mi
-from estimators.neural.objectives import (
+from pruneleak.estimators.mi import correlated_gaussian_pair, correlation_for_mi
+from pruneleak.estimators.neural.objectives import (
     dv_bound,
     infonce_bound,
     js_objective,

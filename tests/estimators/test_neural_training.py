@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from estimators.neural.evaluation import Evaluation
-from estimators.neural.training import TrainingConfig, train_critic
+from pruneleak.estimators.neural.evaluation import Evaluation
+from pruneleak.estimators.neural.training import TrainingConfig, train_critic
 
 LR, C, W0, EPS = 0.01, 2.0, 0.5, 1e-8
 

@@ -8,7 +8,7 @@ import torch
 from sklearn.metrics import adjusted_mutual_info_score, mutual_info_score
 from sklearn.metrics import normalized_mutual_info_score as sk_nmi
 
-from estimators.nmi import (
+from pruneleak.estimators.nmi import (
     adjusted_nmi,
     nmi,
     nmi_chance_level,

@@ -19,9 +19,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimators.estimate import MIEstimate, MIWarning
-from estimators.neural import TrainingConfig
-from estimators.registry import ESTIMATORS, MIEstimator, estimate_mi, get_estimator
+from pruneleak.estimators.estimate import MIEstimate, MIWarning
+from pruneleak.estimators.neural import TrainingConfig
+from pruneleak.estimators.registry import ESTIMATORS, MIEstimator, estimate_mi, get_estimator
 
 _TRAINING = TrainingConfig(max_steps=20, batch_size=16, eval_every=10, patience=1, n_fits=2)
 #: Settings small enough for a property test (the values are not accurate, only valid).

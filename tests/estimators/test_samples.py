@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from estimators.samples import heavy_tail_warnings, paired_samples, transform_samples
+from pruneleak.estimators.samples import heavy_tail_warnings, paired_samples, transform_samples
 
 
 def test_rank_transform_is_the_normal_score_of_the_ranks():

@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from estimators.tasks import FAMILIES, MITask
-from estimators.tasks.batch import batch_task
-from estimators.tasks.gaussian import (
+from pruneleak.estimators.tasks import FAMILIES, MITask
+from pruneleak.estimators.tasks.batch import batch_task
+from pruneleak.estimators.tasks.gaussian import (
     dense_normal_task,
     equicorrelated_covariance,
     normal_1v1_task,
     paired_covariance,
     sparse_normal_task,
 )
-from estimators.tasks.mixture import GaussianMixture, bimodal_task, x_mixture_task
-from estimators.tasks.student import student_t_correction, student_task
-from estimators.tasks.suite import DEFAULT_SUITE, get_task, task_names
-from estimators.tasks.transformed import (
+from pruneleak.estimators.tasks.mixture import GaussianMixture, bimodal_task, x_mixture_task
+from pruneleak.estimators.tasks.student import student_t_correction, student_task
+from pruneleak.estimators.tasks.suite import DEFAULT_SUITE, get_task, task_names
+from pruneleak.estimators.tasks.transformed import (
     TRANSFORMS,
     half_cube,
     half_cube_inverse,

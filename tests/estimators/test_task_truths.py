@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from estimators.mi import GaussianBatchChannel, gaussian_mutual_information
-from estimators.tasks.batch import batch_task
-from estimators.tasks.gaussian import (
+from pruneleak.estimators.mi import GaussianBatchChannel, gaussian_mutual_information
+from pruneleak.estimators.tasks.batch import batch_task
+from pruneleak.estimators.tasks.gaussian import (
     dense_normal_task,
     equicorrelated_covariance,
     equicorrelated_mutual_information,
@@ -33,19 +33,19 @@ from estimators.tasks.gaussian import (
     paired_mutual_information,
     sparse_normal_task,
 )
-from estimators.tasks.mixture import (
+from pruneleak.estimators.tasks.mixture import (
     TRUTH_DRAWS,
     GaussianMixture,
     bimodal_task,
     monte_carlo_mutual_information,
     x_mixture_task,
 )
-from estimators.tasks.student import (
+from pruneleak.estimators.tasks.student import (
     student_t_correction,
     student_t_mutual_information,
     student_task,
 )
-from estimators.tasks.suite import DEFAULT_SUITE
+from pruneleak.estimators.tasks.suite import DEFAULT_SUITE
 
 MC_SIGMAS = 4.0  # Monte Carlo tolerance in standard errors (module docstring)
 MC_DRAWS = 20_000  # standard error about 0.01 nats for the cases below

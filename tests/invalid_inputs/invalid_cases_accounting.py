@@ -12,9 +12,9 @@ import math
 import numpy as np
 from invalid_case import ApiCase, CliCase
 
-from bounds import accounting as acc
-from bounds import equivalence as eq
-from bounds import gaussian
+from pruneleak.bounds import accounting as acc
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds import gaussian
 
 _FEDLTP = {"q": 0.1, "noise_multiplier": 1.0, "lambda_val": 1.0, "delta": 1e-3}
 _PART2 = {"a": 1.0, "sigma": 1.0, "sigma_a": 1.0}

@@ -16,11 +16,11 @@ import numpy as np
 import torch
 from invalid_case import ApiCase
 
-from bounds.leakage import theorem1_status
-from estimators.nmi import nmi, nmi_chance_level, nmi_permutation_null
-from sims.attacks import AttackConfig, invert_gradient, recover_labels, sgi_attack
-from sims.data.datasets import load_faces, load_patches
-from sims.defenses import (
+from pruneleak.bounds.leakage import theorem1_status
+from pruneleak.estimators.nmi import nmi, nmi_chance_level, nmi_permutation_null
+from pruneleak.sims.attacks import AttackConfig, invert_gradient, recover_labels, sgi_attack
+from pruneleak.sims.data.datasets import load_faces, load_patches
+from pruneleak.sims.defenses import (
     Defense,
     FixedDefense,
     PriPruneDefense,
@@ -29,8 +29,8 @@ from sims.defenses import (
     privacy_weights,
     withheld_fraction,
 )
-from sims.models import logistic_regression
-from sims.pruning.mask import Mask
+from pruneleak.sims.models import logistic_regression
+from pruneleak.sims.pruning.mask import Mask
 
 NAN, INF = math.nan, math.inf
 ALPHA = torch.full((3,), 0.3)

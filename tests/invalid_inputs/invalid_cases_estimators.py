@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from estimators.closed_form import GaussianMI, gaussian_plugin_bias
-from estimators.device import check_device, resolve_device
-from estimators.image import (
+from pruneleak.estimators.closed_form import GaussianMI, gaussian_plugin_bias
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.image import (
     inference_accuracy,
     match_reconstructions,
     phash,
@@ -23,8 +23,8 @@ from estimators.image import (
     score_reconstruction,
     ssim,
 )
-from estimators.ksg import KSG
-from estimators.mi import (
+from pruneleak.estimators.ksg import KSG
+from pruneleak.estimators.mi import (
     GaussianBatchChannel,
     correlated_gaussian_pair,
     correlation_for_mi,
@@ -32,7 +32,7 @@ from estimators.mi import (
     gaussian_entropy,
     gaussian_mutual_information,
 )
-from estimators.neural import (
+from pruneleak.estimators.neural import (
     HMINE,
     MINE,
     SMILE,
@@ -41,8 +41,8 @@ from estimators.neural import (
     InfoNCE,
     TrainingConfig,
 )
-from estimators.neural.objectives import dv_bound, infonce_bound
-from estimators.nmi import (
+from pruneleak.estimators.neural.objectives import dv_bound, infonce_bound
+from pruneleak.estimators.nmi import (
     adjusted_nmi,
     nmi,
     nmi_chance_level,

@@ -15,8 +15,8 @@ from dataclasses import replace
 from invalid_case import ApiCase, CliCase
 from invalid_cases_checkpoints import CONFIG, FEDLTP, _data, logreg
 
-from sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
-from sims.fedltp.tickets import find_ticket
+from pruneleak.sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
+from pruneleak.sims.fedltp.tickets import find_ticket
 
 
 def _run(variant: str = "dp-fed", upload_keep=None, **changes):

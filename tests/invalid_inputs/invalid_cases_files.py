@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from sims.data import (
+from pruneleak.sims.data import (
     ImageDataset,
     load_cifar10,
     load_dataset,
@@ -31,7 +31,7 @@ from sims.data import (
     partition_iid,
     resize_images,
 )
-from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC
+from pruneleak.sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC
 
 # ---------------------------------------------------------------------------- FEMNIST
 

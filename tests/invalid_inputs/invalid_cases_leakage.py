@@ -18,15 +18,20 @@ from invalid_case import ApiCase, CliCase
 from invalid_cases_files import _idx
 from invalid_cases_releases import IMAGES, LABELS, _setting
 
-from sims.core.functional import check_lr
-from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC
-from sims.defenses import FixedDefense, PriPruneDefense
-from sims.experiments.leakage import LeakageConfig
-from sims.fedltp import per_client_mib
-from sims.fl.server import FedConfig
-from sims.models import logistic_regression
-from sims.pruning.mask import Mask
-from sims.releases import ClientSetting, DPUploadRelease, FixedDefenseRelease, PriPruneRelease
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC
+from pruneleak.sims.defenses import FixedDefense, PriPruneDefense
+from pruneleak.sims.experiments.leakage import LeakageConfig
+from pruneleak.sims.fedltp import per_client_mib
+from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.models import logistic_regression
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.releases import (
+    ClientSetting,
+    DPUploadRelease,
+    FixedDefenseRelease,
+    PriPruneRelease,
+)
 
 OUT = ["--out", "{tmp}/out"]
 LEAKAGE = ["leakage", *OUT]

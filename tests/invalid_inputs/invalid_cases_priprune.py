@@ -11,7 +11,7 @@ import math
 import numpy as np
 from invalid_case import ApiCase, CliCase
 
-from bounds import claims, leakage, priprune, validation
+from pruneleak.bounds import claims, leakage, priprune, validation
 
 NAN, INF = math.nan, math.inf
 EYE4 = np.eye(4)

@@ -15,12 +15,17 @@ import numpy as np
 import torch
 from invalid_case import ApiCase
 
-from bounds.leakage import posterior_bracket, posterior_leakage
-from sims.defenses import FixedDefense, PriPruneDefense
-from sims.defenses.adaptive import mixed_point
-from sims.models import logistic_regression
-from sims.pruning.mask import Mask
-from sims.releases import ClientSetting, FederatedRelease, FixedDefenseRelease, PriPruneRelease
+from pruneleak.bounds.leakage import posterior_bracket, posterior_leakage
+from pruneleak.sims.defenses import FixedDefense, PriPruneDefense
+from pruneleak.sims.defenses.adaptive import mixed_point
+from pruneleak.sims.models import logistic_regression
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.releases import (
+    ClientSetting,
+    FederatedRelease,
+    FixedDefenseRelease,
+    PriPruneRelease,
+)
 
 NAN = math.nan
 MODEL = logistic_regression(in_channels=1, image_size=4, num_classes=3)

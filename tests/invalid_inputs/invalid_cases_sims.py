@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from invalid_case import ApiCase, CliCase
 
-from sims.attacks import (
+from pruneleak.sims.attacks import (
     DIGITS_ATTACK_MODEL,
     AttackConfig,
     DefenseAwareObserver,
@@ -20,25 +20,30 @@ from sims.attacks import (
     recover_labels,
     sgi_attack,
 )
-from sims.core.runtime import generator
-from sims.data.datasets import ImageDataset
-from sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
-from sims.experiments.demo import DemoConfig
-from sims.experiments.hmine import HMineExperimentConfig, HMinePoint, make_client_task, run_study
-from sims.experiments.identifiability import IdentifiabilityConfig
-from sims.experiments.leakage import LeakageConfig
-from sims.experiments.prune_vs_noise import PruneVsNoiseConfig
-from sims.experiments.train import TrainConfig, run_training
-from sims.experiments.width_closeness import WidthClosenessConfig
-from sims.experiments.width_closeness.errors import closeness_errors
-from sims.fl.client import client_update
-from sims.fl.server import FedConfig, run_federated
-from sims.models import build_model, conv_net, lenet5, logistic_regression
-from sims.pruning.mask import Mask, magnitude_mask, mask_from_scores, random_mask
-from sims.pruning.schedule import train_sgd
-from sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
-from sims.sweep.job import AttackJob
-from sims.sweep.loading import load_config, read_config
+from pruneleak.sims.core.runtime import generator
+from pruneleak.sims.data.datasets import ImageDataset
+from pruneleak.sims.experiments.consistency import consistency_rows, stratified_bootstrap_spearman
+from pruneleak.sims.experiments.demo import DemoConfig
+from pruneleak.sims.experiments.hmine import (
+    HMineExperimentConfig,
+    HMinePoint,
+    make_client_task,
+    run_study,
+)
+from pruneleak.sims.experiments.identifiability import IdentifiabilityConfig
+from pruneleak.sims.experiments.leakage import LeakageConfig
+from pruneleak.sims.experiments.prune_vs_noise import PruneVsNoiseConfig
+from pruneleak.sims.experiments.train import TrainConfig, run_training
+from pruneleak.sims.experiments.width_closeness import WidthClosenessConfig
+from pruneleak.sims.experiments.width_closeness.errors import closeness_errors
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import build_model, conv_net, lenet5, logistic_regression
+from pruneleak.sims.pruning.mask import Mask, magnitude_mask, mask_from_scores, random_mask
+from pruneleak.sims.pruning.schedule import train_sgd
+from pruneleak.sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
+from pruneleak.sims.sweep.job import AttackJob
+from pruneleak.sims.sweep.loading import load_config, read_config
 
 _SWEEP = """name = "bad"
 [base.model]

@@ -11,8 +11,8 @@ import json
 
 from invalid_case import ApiCase, CliCase
 
-from sims.core.store import ResultStore, check, repair
-from sims.sweep import SweepConfig, read_config, run_sweep, sweep_records
+from pruneleak.sims.core.store import ResultStore, check, repair
+from pruneleak.sims.sweep import SweepConfig, read_config, run_sweep, sweep_records
 
 
 def _write(path, content):

@@ -8,8 +8,8 @@ cluster address gets a TCP connect timeout (``CONNECT_TIMEOUT_S``) before Ray is
 
 from invalid_case import ApiCase, CliCase
 
-from sims.sweep import SweepConfig
-from sims.sweep.ray_executor import check_reachable
+from pruneleak.sims.sweep import SweepConfig
+from pruneleak.sims.sweep.ray_executor import check_reachable
 
 OUT = ["--out", "{tmp}/out"]
 # a port nothing listens on: the connection is refused at once

@@ -22,10 +22,10 @@ from invalid_cases_checkpoints import (
     write_checkpoint,
 )
 
-from sims.cli import main
-from sims.core.reconstructions import load_reconstructions, reconstruction_path
-from sims.core.store import ResultStore
-from sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
+from pruneleak.sims.cli import main
+from pruneleak.sims.core.reconstructions import load_reconstructions, reconstruction_path
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
 
 
 class CreatesMarker:

@@ -15,7 +15,7 @@ import importlib
 import pytest
 from invalid_case import ApiCase, CliCase
 
-from sims.cli import main
+from pruneleak.sims.cli import main
 
 TABLES = (
     "accounting",

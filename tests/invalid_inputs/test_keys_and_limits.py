@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sims.core.store import ResultStore, key_number
-from sims.experiments.identifiability import IdentifiabilityConfig, labelled_keys
-from sims.experiments.leakage import LeakageConfig, format_table, run_leakage
-from sims.experiments.leakage.study import job_key
-from sims.fedltp.empirical import EmpiricalConfig, reconstruction_key
-from sims.sweep import SweepConfig
+from pruneleak.sims.core.store import ResultStore, key_number
+from pruneleak.sims.experiments.identifiability import IdentifiabilityConfig, labelled_keys
+from pruneleak.sims.experiments.leakage import LeakageConfig, format_table, run_leakage
+from pruneleak.sims.experiments.leakage.study import job_key
+from pruneleak.sims.fedltp.empirical import EmpiricalConfig, reconstruction_key
+from pruneleak.sims.sweep import SweepConfig
 
 CLOSE = (0.5, 0.5000001)
 
@@ -64,7 +64,7 @@ def test_a_million_job_sweep_is_refused_before_its_grid_is_expanded():
 @pytest.mark.timeout(60)
 def test_sweep_on_a_ray_address_where_nothing_listens_exits_2(tmp_path, capsys):
     pytest.importorskip("ray")
-    from sims.cli import main
+    from pruneleak.sims.cli import main
 
     argv = ["sweep", "quick_digits", "--executor", "ray", "--address", "127.0.0.1:1"]
     with pytest.raises(SystemExit) as info:

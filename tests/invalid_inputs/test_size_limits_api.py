@@ -9,8 +9,8 @@ work, and the largest allowed batch finishes in well under the time limit.
 import pytest
 import torch
 
-from sims.attacks import recover_labels
-from sims.attacks.update import MAX_LABELS
+from pruneleak.sims.attacks import recover_labels
+from pruneleak.sims.attacks.update import MAX_LABELS
 
 # A 10-class last layer whose row sums are all nonzero, so that the labels can be read.
 GRADIENT = {"w": torch.linspace(-1.0, 1.0, 30).reshape(10, 3)}

@@ -2,10 +2,10 @@
 
 import pytest
 
-from sims.attacks import DIGITS_ATTACK_MODEL
-from sims.core.runtime import seeded
-from sims.data.datasets import load_digits_dataset
-from sims.models import conv_net
+from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.models import conv_net
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sims.fedltp import FedLTPConfig
-from sims.models import build_model
+from pruneleak.sims.fedltp import FedLTPConfig
+from pruneleak.sims.models import build_model
 
 
 def tiny_config(**overrides) -> FedLTPConfig:

@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import nn
 
-from sims.attacks import (
+from pruneleak.sims.attacks import (
     AttackConfig,
     idlg_label,
     inversion,
@@ -29,14 +29,14 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.inversion import COSINE_TIE_ULPS, BestIterate, matching_tolerance
-from sims.attacks.optimizers import adam
-from sims.core.functional import batch_gradient
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import Mask, random_mask
-from sims.sweep.job import AttackJob, job_key
-from sims.sweep.runner import run_job
+from pruneleak.sims.attacks.inversion import COSINE_TIE_ULPS, BestIterate, matching_tolerance
+from pruneleak.sims.attacks.optimizers import adam
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask, random_mask
+from pruneleak.sims.sweep.job import AttackJob, job_key
+from pruneleak.sims.sweep.runner import run_job
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 SHAPE_B1 = (1, 1, 8, 8)

@@ -19,15 +19,19 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad
 
-from sims.attacks import AttackConfig, objectives
-from sims.attacks.inversion import invert_gradient, invert_gradient_batched, vmap_differentiates
-from sims.attacks.objectives import (
+from pruneleak.sims.attacks import AttackConfig, objectives
+from pruneleak.sims.attacks.inversion import (
+    invert_gradient,
+    invert_gradient_batched,
+    vmap_differentiates,
+)
+from pruneleak.sims.attacks.objectives import (
     attack_objective,
     grad_and_value,
     single_gradient,
     stacked_gradient,
 )
-from sims.pruning.mask import random_mask
+from pruneleak.sims.pruning.mask import random_mask
 
 RTOL, ATOL = 1e-12, 1e-14  # float64 round-off of the same operations, batched or not
 

@@ -14,17 +14,17 @@ from dataclasses import replace
 import pytest
 import torch
 
-from sims.attacks import (
+from pruneleak.sims.attacks import (
     AttackConfig,
     invert_gradient_batched,
     optimizers,
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.optimizers import lbfgs_backtracking
-from sims.core.functional import batch_gradient
-from sims.fl.client import client_update
-from sims.pruning.mask import random_mask
+from pruneleak.sims.attacks.optimizers import lbfgs_backtracking
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25
 ONE_DIGIT = {"lr": CLIENT_LR, "batch_shape": (1, 1, 8, 8), "num_classes": 10}

@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from sims.attacks import total_variation
+from pruneleak.sims.attacks import total_variation
 
 EPS = 1e-8  # Huang et al. 2020 (arXiv:2003.01876), Section 4.2: epsilon under the root
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sims.attacks import (
+from pruneleak.sims.attacks import (
     AttackConfig,
     gradient_inversion,
     invert_gradient,
     pseudo_gradient,
     recover_mask,
 )
-from sims.fl.client import client_update
-from sims.pruning.mask import Mask, random_mask
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import Mask, random_mask
 
 CLIENT_LR = 0.25  # PriPrune's learning rate (arXiv:2310.19958, "Implementation details")
 ONE_DIGIT = {"batch_shape": (1, 1, 8, 8), "num_classes": 10}

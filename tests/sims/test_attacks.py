@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from estimators.image import match_reconstructions, psnr
-from sims.attacks import (
+from pruneleak.estimators.image import match_reconstructions, psnr
+from pruneleak.sims.attacks import (
     AttackConfig,
     gi_attack,
     idlg_label,
@@ -26,9 +26,9 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.core.functional import MAX_LR, batch_gradient
-from sims.fl.client import client_update
-from sims.pruning.mask import Mask, magnitude_mask, random_mask
+from pruneleak.sims.core.functional import MAX_LR, batch_gradient
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import Mask, magnitude_mask, random_mask
 
 CLIENT_LR = 0.25  # PriPrune's learning rate (arXiv:2310.19958, "Implementation details")
 N_TARGETS = 8  # acceptance: at least 8 target images

@@ -11,12 +11,12 @@ import pytest
 import torch
 from torch import nn
 
-from bounds import leakage, priprune
-from sims.audit import AuditResult, audit
-from sims.cli import main
-from sims.core.gradstats import gradient_statistics
-from sims.fl.release import release_vectors
-from sims.pruning.mask import Mask
+from pruneleak.bounds import leakage, priprune
+from pruneleak.sims.audit import AuditResult, audit
+from pruneleak.sims.cli import main
+from pruneleak.sims.core.gradstats import gradient_statistics
+from pruneleak.sims.fl.release import release_vectors
+from pruneleak.sims.pruning.mask import Mask
 
 #: Few draws and iterations: the attacks' quality is not under test here.
 FAST = {"samples": 512, "attack_targets": 2, "attack_iterations": 3, "device": "cpu"}

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from estimators.image import psnr
-from sims.attacks import (
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks import (
     AttackConfig,
     gi_attack,
     gi_attack_batched,
@@ -22,10 +22,10 @@ from sims.attacks import (
     sgi_attack,
     sgi_attack_batched,
 )
-from sims.attacks.optimizers import ADAM_GAMMA, ADAM_MILESTONES, adam
-from sims.core.functional import batch_gradient
-from sims.fl.client import client_update
-from sims.pruning.mask import random_mask
+from pruneleak.sims.attacks.optimizers import ADAM_GAMMA, ADAM_MILESTONES, adam
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import random_mask
 
 CLIENT_LR = 0.25  # PriPrune's client learning rate (arXiv:2310.19958)
 ONE_DIGIT = {"lr": CLIENT_LR, "batch_shape": (1, 1, 8, 8), "num_classes": 10}

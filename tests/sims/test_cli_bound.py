@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from bounds import accounting, equivalence, priprune
-from sims.cli import main
+from pruneleak.bounds import accounting, equivalence, priprune
+from pruneleak.sims.cli import main
 
 PRIPRUNE = ["bound", "priprune", "--p", "0.3", "--B", "20", "--d-star", "100", "--delta", "-50"]
 EQUIVALENCE = [

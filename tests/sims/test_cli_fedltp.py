@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-import sims.cli
-from sims.cli import build_parser, main
-from sims.cli.fedltp import config_from_args
-from sims.fedltp.training import run_key
+from pruneleak import sims
+from pruneleak.sims.cli import build_parser, main
+from pruneleak.sims.cli.fedltp import config_from_args
+from pruneleak.sims.fedltp.training import run_key
 
 TINY = [
     "--clients", "6", "--client-rate", "0.34", "--local-steps", "3", "--batch-size", "5",

@@ -16,11 +16,10 @@ import types
 
 import pytest
 
-import sims.cli
-import sims.cli.arguments
-from sims.cli import add_command, build_parser, main
+from pruneleak import sims
+from pruneleak.sims.cli import add_command, build_parser, main
 
-LOG = logging.getLogger("sims.cli.test")
+LOG = logging.getLogger("pruneleak.sims.cli.test")
 
 
 @pytest.fixture
@@ -37,9 +36,9 @@ def command_raising(monkeypatch):
             parser = add_command(subparsers, "boom", help="raise", description="raise")
             parser.set_defaults(func=run)
 
-        module = types.ModuleType("sims.cli.boom")
+        module = types.ModuleType("pruneleak.sims.cli.boom")
         module.register = register
-        monkeypatch.setitem(sys.modules, "sims.cli.boom", module)
+        monkeypatch.setitem(sys.modules, "pruneleak.sims.cli.boom", module)
         return {"commands": ("boom",)}
 
     yield install

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sims.cli import SUBCOMMANDS, build_parser, chosen_command
+from pruneleak.sims.cli import SUBCOMMANDS, build_parser, chosen_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = (
     "import atexit, sys\n"
     "atexit.register(lambda: print('torch imported:', 'torch' in sys.modules, file=sys.stderr))\n"
-    "from sims.cli import main\n"
+    "from pruneleak.sims.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import sims.cli
-from bounds import claims
-from sims.cli import main
+from pruneleak import sims
+from pruneleak.bounds import claims
+from pruneleak.sims.cli import main
 
 KEYS = {"id", "paper", "location", "statement", "verdict", "evidence"}
 VERDICTS = {"holds", "holds-on-domain", "fails", "inconclusive"}

@@ -14,16 +14,22 @@ import numpy as np
 import pytest
 import torch
 
-from bounds.validation import check_distinct
-from sims.core import memory
-from sims.core.per_sample import per_sample_gradients
-from sims.data.datasets import ImageDataset, load_dataset, load_digits_dataset
-from sims.experiments.demo import DemoConfig
-from sims.experiments.train import TrainConfig
-from sims.fl.server import FedConfig, run_federated
-from sims.models import _conv_net, build_model, conv_net, count_parameters, logistic_regression
-from sims.pruning.schemes import RandomPruning
-from sims.sweep.job import DATASET_SHAPES, AttackJob
+from pruneleak.bounds.validation import check_distinct
+from pruneleak.sims.core import memory
+from pruneleak.sims.core.per_sample import per_sample_gradients
+from pruneleak.sims.data.datasets import ImageDataset, load_dataset, load_digits_dataset
+from pruneleak.sims.experiments.demo import DemoConfig
+from pruneleak.sims.experiments.train import TrainConfig
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import (
+    _conv_net,
+    build_model,
+    conv_net,
+    count_parameters,
+    logistic_regression,
+)
+from pruneleak.sims.pruning.schemes import RandomPruning
+from pruneleak.sims.sweep.job import DATASET_SHAPES, AttackJob
 
 
 def _limit(monkeypatch, limit_bytes: int | None) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sims.experiments.consistency import (
+from pruneleak.sims.experiments.consistency import (
     _verdict,
     consistency_rows,
     format_table,
@@ -22,8 +22,8 @@ from sims.experiments.consistency import (
     spearman_rows,
     stratified_bootstrap_spearman,
 )
-from sims.plots.sweep import plot_consistency
-from sims.sweep import SweepConfig, job_key
+from pruneleak.sims.plots.sweep import plot_consistency
+from pruneleak.sims.sweep import SweepConfig, job_key
 
 
 def test_vectorised_spearman_equals_scipy_row_by_row():

@@ -5,14 +5,14 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
-from sims.data.datasets import (
+from pruneleak.sims.data.datasets import (
     ImageDataset,
     available_datasets,
     load_dataset,
     load_digits_dataset,
     resize_images,
 )
-from sims.data.partition import partition_dirichlet, partition_iid
+from pruneleak.sims.data.partition import partition_dirichlet, partition_iid
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,21 @@ import pytest
 import torch
 from torch import nn
 
-from estimators.image import psnr
-from sims.attacks import AttackConfig, sgi_attack_batched
-from sims.attacks.defense_aware import (
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks import AttackConfig, sgi_attack_batched
+from pruneleak.sims.attacks.defense_aware import (
     DefenseAwareObserver,
     attack_mask,
     defense_aware_attack,
 )
-from sims.data.datasets import load_digits_dataset
-from sims.data.partition import partition_iid
-from sims.defenses import FixedDefense
-from sims.fl.client import local_sgd
-from sims.fl.server import FedConfig, run_federated
-from sims.models import conv_net
-from sims.pruning.mask import Mask
-from sims.pruning.schemes import RandomPruning
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.data.partition import partition_iid
+from pruneleak.sims.defenses import FixedDefense
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schemes import RandomPruning
 
 LR = 0.25
 # Known labels, float64, 4 restarts: the inversion of a linear layer is non-convex in

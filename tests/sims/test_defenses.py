@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from sims.data.datasets import load_digits_dataset
-from sims.data.partition import partition_iid
-from sims.defenses import FixedDefense, defense_mask, withheld_fraction
-from sims.fl.client import local_sgd
-from sims.fl.server import FedConfig, run_federated
-from sims.models import conv_net
-from sims.pruning.mask import Mask
-from sims.pruning.schemes import RandomPruning, build_scheme
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.data.partition import partition_iid
+from pruneleak.sims.defenses import FixedDefense, defense_mask, withheld_fraction
+from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schemes import RandomPruning, build_scheme
 
 
 def _base():

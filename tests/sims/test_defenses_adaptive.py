@@ -11,9 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from sims.data.datasets import load_digits_dataset
-from sims.data.partition import partition_iid
-from sims.defenses import (
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.data.partition import partition_iid
+from pruneleak.sims.defenses import (
     ALPHA_EPS,
     PriPruneDefense,
     gumbel_noise,
@@ -21,10 +21,10 @@ from sims.defenses import (
     privacy_weights,
     withheld_fraction,
 )
-from sims.fl.server import FedConfig, run_federated
-from sims.models import conv_net
-from sims.pruning.mask import Mask
-from sims.pruning.schemes import RandomPruning
+from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schemes import RandomPruning
 
 # --------------------------------------------------------------------------------------
 # eq. (18): hard samples and straight-through gradients

@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-import sims.cli
-from sims.core.store import ResultStore
-from sims.experiments.demo import (
+from pruneleak import sims
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments.demo import (
     LEAKAGE_FIELDS,
     DemoConfig,
     _DemoWorld,
@@ -22,8 +22,8 @@ from sims.experiments.demo import (
     run_demo,
     summarize,
 )
-from sims.experiments.leakage import World
-from sims.plots.leakage import plot_leakage_bits
+from pruneleak.sims.experiments.leakage import World
+from pruneleak.sims.plots.leakage import plot_leakage_bits
 
 #: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s; the
 #: estimator part on 4 candidates at the one positive noise level: 1 record.
@@ -82,7 +82,7 @@ def test_killed_demo_restarts_without_duplicates_or_losses(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "sims.cli",
+        "pruneleak.sims.cli",
         "demo",
         "--out",
         str(tmp_path),

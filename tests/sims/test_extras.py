@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sims.cli import main
-from sims.core.extras import EXTRAS, MissingExtraError, require
+from pruneleak.sims.cli import main
+from pruneleak.sims.core.extras import EXTRAS, MissingExtraError, require
 
 try:
     import tomllib

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from sims.data.datasets import ImageDataset, load_digits_dataset
-from sims.data.partition import partition_iid
-from sims.fl.client import client_update
-from sims.fl.server import FedConfig, evaluate, run_federated
-from sims.models import conv_net
-from sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
+from pruneleak.sims.data.datasets import ImageDataset, load_digits_dataset
+from pruneleak.sims.data.partition import partition_iid
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.fl.server import FedConfig, evaluate, run_federated
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.schemes import PruneFL, RandomPruning, build_scheme
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,20 @@ import pytest
 import torch
 from fedltp_helpers import logreg_factory, tiny_config
 
-import sims.fedltp.training as training
-from sims.core.runtime import seeded
-from sims.fedltp import FedLTPConfig, epsilon_after, split_for_config
-from sims.fedltp.baselines import VARIANTS, per_client_mib, run_dp_fed, run_fed_spa, run_variant
-from sims.fedltp.experiment import PAPER_TABLE3, FedLTPStudy, Method, run_study
-from sims.fedltp.masks import random_upload_mask
-from sims.fedltp.tickets import current_params
-from sims.models import build_model
+import pruneleak.sims.fedltp.training as training
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.fedltp import FedLTPConfig, epsilon_after, split_for_config
+from pruneleak.sims.fedltp.baselines import (
+    VARIANTS,
+    per_client_mib,
+    run_dp_fed,
+    run_fed_spa,
+    run_variant,
+)
+from pruneleak.sims.fedltp.experiment import PAPER_TABLE3, FedLTPStudy, Method, run_study
+from pruneleak.sims.fedltp.masks import random_upload_mask
+from pruneleak.sims.fedltp.tickets import current_params
+from pruneleak.sims.models import build_model
 
 # logistic regression on 8x8 digits: one 10 x 64 weight (prunable) and 10 biases
 WEIGHTS, BIASES = 640, 10

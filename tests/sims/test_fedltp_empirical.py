@@ -19,14 +19,14 @@ import torch
 from scipy import integrate, stats
 from torch import nn
 
-from bounds.accounting import epsilon_sampled_gaussian
-from bounds.leakage import exact_leakage
-from estimators.image import psnr
-from sims.attacks import DIGITS_ATTACK_MODEL
-from sims.core.reconstructions import load_reconstructions
-from sims.core.runtime import generator, seeded
-from sims.data.datasets import load_digits_dataset
-from sims.fedltp.empirical import (
+from pruneleak.bounds.accounting import epsilon_sampled_gaussian
+from pruneleak.bounds.leakage import exact_leakage
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL
+from pruneleak.sims.core.reconstructions import load_reconstructions
+from pruneleak.sims.core.runtime import generator, seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fedltp.empirical import (
     PSNR_CAP,
     EmpiricalConfig,
     FixedBatchTrainer,
@@ -39,11 +39,11 @@ from sims.fedltp.empirical import (
     reconstruction_key,
     step_epsilon,
 )
-from sims.fedltp.masks import prune_remaining
-from sims.fedltp.tickets import current_params
-from sims.models import conv_net
-from sims.plots.fedltp import plot_empirical_reconstructions
-from sims.pruning.mask import Mask
+from pruneleak.sims.fedltp.masks import prune_remaining
+from pruneleak.sims.fedltp.tickets import current_params
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.plots.fedltp import plot_empirical_reconstructions
+from pruneleak.sims.pruning.mask import Mask
 
 LR, CLIP = 0.1, 1.0
 

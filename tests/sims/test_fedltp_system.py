@@ -20,10 +20,10 @@ from fedltp_helpers import logreg_factory, tiny_config
 from opacus.accountants.analysis import rdp as opacus_rdp
 from torch import nn
 
-from bounds.accounting import DEFAULT_ORDERS
-from sims.core.store import ResultStore
-from sims.data.datasets import load_digits_dataset
-from sims.fedltp import (
+from pruneleak.bounds.accounting import DEFAULT_ORDERS
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.fedltp import (
     DPLocalTrainer,
     FedLTPConfig,
     epsilon_after,
@@ -37,9 +37,9 @@ from sims.fedltp import (
     split_fedltp_data,
     split_for_config,
 )
-from sims.fedltp.tickets import Ticket, load_params
-from sims.models import build_model
-from sims.pruning.mask import Mask, prunable_names
+from pruneleak.sims.fedltp.tickets import Ticket, load_params
+from pruneleak.sims.models import build_model
+from pruneleak.sims.pruning.mask import Mask, prunable_names
 
 INTEGER_ORDERS = [float(a) for a in range(2, 65)] + [128.0, 256.0]
 
@@ -172,7 +172,7 @@ def test_local_training_keeps_pruned_weights_at_zero():
 
 
 def test_aggregation_averages_each_coordinate_over_the_clients_keeping_it():
-    from sims.fedltp.training import _aggregate
+    from pruneleak.sims.fedltp.training import _aggregate
 
     g = {"w": torch.zeros(2, 2)}
     masks = [

@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from sims.core.functional import batch_gradient, non_finite_names
-from sims.fl.client import client_update
-from sims.models import conv_net
-from sims.pruning.mask import random_mask
+from pruneleak.sims.core.functional import batch_gradient, non_finite_names
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import random_mask
 
 
 @pytest.fixture(scope="module")

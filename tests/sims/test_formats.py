@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from sims.data.datasets import (
+from pruneleak.sims.data.datasets import (
     available_datasets,
     load_cifar10,
     load_dataset,
@@ -19,8 +19,8 @@ from sims.data.datasets import (
     load_mnist,
     load_train_test,
 )
-from sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_femnist_split
-from sims.data.partition import partition_by_client
+from pruneleak.sims.data.formats import IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, read_femnist_split
+from pruneleak.sims.data.partition import partition_by_client
 
 
 def _idx_bytes(array: np.ndarray, magic: int) -> bytes:

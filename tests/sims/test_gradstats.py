@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from sims.core.functional import batch_gradient
-from sims.core.gradstats import (
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.core.gradstats import (
     GradientStatistics,
     gradient_statistics,
     gram_log_pseudo_determinant,
 )
-from sims.core.per_sample import per_sample_gradients
-from sims.models import conv_net
-from sims.pruning.mask import Mask, random_mask
+from pruneleak.sims.core.per_sample import per_sample_gradients
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask, random_mask
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +128,7 @@ def test_gram_rtol_cuts_the_spectrum():
 
 
 def test_gram_is_chunk_invariant(monkeypatch):
-    import sims.core.gradstats as gradstats
+    import pruneleak.sims.core.gradstats as gradstats
 
     g = torch.from_numpy(np.random.default_rng(3).normal(size=(5, 101)))
     whole = gram_log_pseudo_determinant(g)

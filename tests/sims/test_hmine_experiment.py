@@ -8,11 +8,11 @@ import torch
 from scipy.special import comb
 from torch import nn
 
-from estimators.neural import TrainingConfig
-from sims.core.functional import batch_gradient
-from sims.core.store import ResultStore
-from sims.experiments import hmine
-from sims.experiments.hmine import (
+from pruneleak.estimators.neural import TrainingConfig
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments import hmine
+from pruneleak.sims.experiments.hmine import (
     HMineExperimentConfig,
     HMinePoint,
     inference_error,

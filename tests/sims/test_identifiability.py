@@ -9,11 +9,11 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from estimators.image import psnr
-from sims.core.store import ResultStore
-from sims.data.datasets import load_digits_dataset
-from sims.experiments import identifiability as ident
-from sims.experiments.identifiability import (
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.experiments import identifiability as ident
+from pruneleak.sims.experiments.identifiability import (
     IdentifiabilityConfig,
     _logistic_midpoint,
     breakdown_ratio,
@@ -21,7 +21,7 @@ from sims.experiments.identifiability import (
     resized_digits,
     run_identifiability,
 )
-from sims.plots.identifiability import (
+from pruneleak.sims.plots.identifiability import (
     identifiability_reconstruction_rows,
     plot_identifiability,
 )

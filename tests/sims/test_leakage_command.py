@@ -12,12 +12,12 @@ import torch
 from scipy import stats
 from scipy.special import digamma
 
-from bounds.leakage import gaussian_channel_bound_bits
-from sims.attacks import identify
-from sims.cli import main
-from sims.core.gradstats import gradient_statistics
-from sims.experiments.leakage import LeakageConfig, World, run_leakage
-from sims.plots.leakage import leakage_reconstruction_rows
+from pruneleak.bounds.leakage import gaussian_channel_bound_bits
+from pruneleak.sims.attacks import identify
+from pruneleak.sims.cli import main
+from pruneleak.sims.core.gradstats import gradient_statistics
+from pruneleak.sims.experiments.leakage import LeakageConfig, World, run_leakage
+from pruneleak.sims.plots.leakage import leakage_reconstruction_rows
 
 REQUIRED = {
     "p",

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from sims.cli import main
-from sims.defenses import DefenseSpec
-from sims.experiments.leakage import LeakageConfig, World, attacks, run_leakage
-from sims.experiments.leakage.defenses import nmi_rank_agreement
+from pruneleak.sims.cli import main
+from pruneleak.sims.defenses import DefenseSpec
+from pruneleak.sims.experiments.leakage import LeakageConfig, World, attacks, run_leakage
+from pruneleak.sims.experiments.leakage.defenses import nmi_rank_agreement
 
 TINY = ["--candidates", "8", "--samples", "256", "--attack-targets", "2", "--iterations", "2"]
 TINY += ["--stats-samples", "4", "--p", "0.5", "--device", "cpu", "--no-figure"]
@@ -160,7 +160,7 @@ def test_nmi_rank_agreement_counts_only_pairs_the_bits_certify():
 
 
 def test_dp_upload_bracket_in_order_and_below_the_dp_bound(tmp_path, capsys):
-    from sims.releases import dp_sgd_bits_bound
+    from pruneleak.sims.releases import dp_sgd_bits_bound
 
     rows = _records(
         capsys, "--dp-noise", "2", "--dp-clip", "0.1", "--local-steps", "2", "--noise", "0",
@@ -176,7 +176,7 @@ def test_large_models_use_the_gram_route_with_the_same_numbers(monkeypatch):
     """Past DENSE_VALUES the one-step study works on a matrix with the releases' distances
     (from their Gram matrix): exactly the same bits at s = 0, and within the Monte Carlo
     intervals at s > 0, as the dense releases."""
-    from sims.experiments.leakage import study
+    from pruneleak.sims.experiments.leakage import study
 
     config = LeakageConfig(
         candidates=10, batch_size=2, rates=(0.5,), noise_stds=(0.0, 0.02), samples=1024,
@@ -206,7 +206,7 @@ def test_large_models_use_the_gram_route_with_the_same_numbers(monkeypatch):
 
 
 def test_releases_the_gram_cannot_separate_give_a_bracket_at_zero_noise(monkeypatch):
-    from sims.experiments.leakage import study
+    from pruneleak.sims.experiments.leakage import study
 
     def merge_first_two(gram, *, rtol):
         del rtol

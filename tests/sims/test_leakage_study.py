@@ -12,14 +12,14 @@ from dataclasses import replace
 import pytest
 import torch
 
-from bounds import leakage
-from sims.cli import build_parser
-from sims.cli.leakage import config_from_args
-from sims.data.datasets import load_dataset
-from sims.experiments.leakage import DATASET_SIZES, LeakageConfig
-from sims.fl.client import client_update
-from sims.fl.release import release_gram, release_vectors
-from sims.pruning.mask import random_mask
+from pruneleak.bounds import leakage
+from pruneleak.sims.cli import build_parser
+from pruneleak.sims.cli.leakage import config_from_args
+from pruneleak.sims.data.datasets import load_dataset
+from pruneleak.sims.experiments.leakage import DATASET_SIZES, LeakageConfig
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.fl.release import release_gram, release_vectors
+from pruneleak.sims.pruning.mask import random_mask
 
 
 def _slow_releases(model, params, mask, images, labels, lr, gradient_at):

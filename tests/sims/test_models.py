@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad
 
-from sims.models import (
+from pruneleak.sims.models import (
     available_models,
     build_model,
     conv_net,

@@ -8,9 +8,9 @@ import pytest
 import torch
 from skimage import data as skdata
 
-from sims.data import load_dataset, load_faces, load_patches, load_train_test
-from sims.data.datasets import PATCH_PHOTOGRAPHS, PATCH_SIZE
-from sims.sweep.job import DATASET_SHAPES
+from pruneleak.sims.data import load_dataset, load_faces, load_patches, load_train_test
+from pruneleak.sims.data.datasets import PATCH_PHOTOGRAPHS, PATCH_SIZE
+from pruneleak.sims.sweep.job import DATASET_SHAPES
 
 
 def test_faces_are_the_lfw_subset_with_face_labels():

@@ -13,11 +13,11 @@ import pytest
 import torch
 from torch import nn
 
-import sims.core.per_sample as per_sample_module
-from sims.core.functional import batch_gradient
-from sims.core.per_sample import per_sample_gradients, per_sample_gram
-from sims.models import conv_net, vgg
-from sims.pruning.mask import Mask, random_mask
+import pruneleak.sims.core.per_sample as per_sample_module
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.core.per_sample import per_sample_gradients, per_sample_gram
+from pruneleak.sims.models import conv_net, vgg
+from pruneleak.sims.pruning.mask import Mask, random_mask
 
 
 class _Patchwise(nn.Module):

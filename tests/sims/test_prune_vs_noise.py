@@ -8,15 +8,15 @@ import pytest
 import torch
 from scipy import stats
 
-from estimators.image import psnr
-from sims.attacks.priors import total_variation
-from sims.core.runtime import seeded
-from sims.data.datasets import load_digits_dataset
-from sims.experiments import prune_vs_noise as pvn
-from sims.fl.server import evaluate
-from sims.models import lenet5
-from sims.pruning.mask import Mask
-from sims.pruning.schedule import train_sgd
+from pruneleak.estimators.image import psnr
+from pruneleak.sims.attacks.priors import total_variation
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.experiments import prune_vs_noise as pvn
+from pruneleak.sims.fl.server import evaluate
+from pruneleak.sims.models import lenet5
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schedule import train_sgd
 
 
 def _tiny_lenet(seed=0):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from sims.models import conv_net
-from sims.pruning.mask import Mask, magnitude_mask, prunable_names, random_mask
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask, magnitude_mask, prunable_names, random_mask
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ import pytest
 import torch
 from torch import nn
 
-from sims.models import ConvNet, logistic_regression
-from sims.pruning.mask import Mask
-from sims.pruning.saliency import hessian_gradient_product
-from sims.pruning.schemes import SNIP, FedDST, GraSP, PruneFL, SynFlow
+from pruneleak.sims.models import ConvNet, logistic_regression
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.saliency import hessian_gradient_product
+from pruneleak.sims.pruning.schemes import SNIP, FedDST, GraSP, PruneFL, SynFlow
 
 W, B = "classifier.0.weight", "classifier.0.bias"
 

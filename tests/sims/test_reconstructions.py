@@ -8,18 +8,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-import sims.cli
-from sims.cli.sweep import main as sweep_main
-from sims.core.reconstructions import (
+from pruneleak import sims
+from pruneleak.sims.cli.sweep import main as sweep_main
+from pruneleak.sims.core.reconstructions import (
     load_reconstructions,
     reconstruction_path,
     save_reconstructions,
 )
-from sims.core.store import ResultStore
-from sims.data.datasets import load_faces, load_patches
-from sims.experiments.demo import DemoConfig
-from sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
-from sims.sweep import load_config
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.data.datasets import load_faces, load_patches
+from pruneleak.sims.experiments.demo import DemoConfig
+from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
+from pruneleak.sims.sweep import load_config
 
 
 def _images(seed: int, shape) -> np.ndarray:

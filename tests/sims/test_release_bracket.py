@@ -16,7 +16,7 @@ import pytest
 import torch
 from scipy import integrate, stats
 
-from sims.releases import hidden_randomness_leakage
+from pruneleak.sims.releases import hidden_randomness_leakage
 
 A, S = 2.0, 0.5
 #: Release of each secret (rows) under U = 0 and U = 1: secrets 0 and 2 swap places.

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from sims.defenses import FixedDefense, PriPruneDefense
-from sims.fl.client import client_update
-from sims.pruning.mask import Mask, prunable_names, random_mask
-from sims.pruning.schemes import derived_seed
-from sims.releases import (
+from pruneleak.sims.defenses import FixedDefense, PriPruneDefense
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.pruning.mask import Mask, prunable_names, random_mask
+from pruneleak.sims.pruning.schemes import derived_seed
+from pruneleak.sims.releases import (
     ClientSetting,
     DPUploadRelease,
     FederatedRelease,
@@ -30,7 +30,7 @@ from sims.releases import (
     dp_sgd_bits_bound,
     secret_batches,
 )
-from sims.releases.likelihood import consistent_withheld, shared_log_likelihoods
+from pruneleak.sims.releases.likelihood import consistent_withheld, shared_log_likelihoods
 
 LR = 0.25
 
@@ -282,7 +282,7 @@ def test_priprune_outcomes_are_the_defense_local_update_per_secret(model64, defe
 def test_dp_upload_without_noise_is_opacus_dp_sgd(model64, defended):
     """sigma = 0: Opacus' DPOptimizer (per-example clipping, momentum SGD) on the secret's
     whole batch (Poisson inclusion 1) gives the same weights (the peer library)."""
-    from sims.fedltp.dp_local import DPLocalTrainer
+    from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
 
     setting, images, labels = defended
     setting = ClientSetting(model64, setting.params, setting.mask, lr=0.3, local_steps=3)
@@ -332,7 +332,7 @@ def test_dp_upload_with_noise_is_the_hand_written_loop(model64, defended):
 def test_dp_bound_is_the_binary_channel_capacity_at_low_snr():
     """Two secrets whose clipped gradients are antipodal (distance 2C) through noise sigma C:
     the exact binary-channel bits never exceed the bound, which they reach as sigma grows."""
-    from bounds.leakage import binary_channel_bits
+    from pruneleak.bounds.leakage import binary_channel_bits
 
     for sigma in (0.5, 1.0, 3.0, 30.0):
         exact = binary_channel_bits(2.0, sigma)
@@ -355,7 +355,7 @@ def test_dp_upload_bracket_is_capped_by_the_dp_bound(model64, defended):
 
 
 def test_worlds_that_cannot_fit_are_refused_before_training(model64, params64, digits, monkeypatch):
-    from sims.core import memory
+    from pruneleak.sims.core import memory
 
     monkeypatch.setattr(memory, "device_memory_bytes", lambda device: 1 << 20)  # 1 MiB
     setting = ClientSetting(model64, params64, random_mask(params64, 0.5, seed=0), lr=LR)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sims.core.runtime import cpu_tuning, fingerprint, generator, seeded
+from pruneleak.sims.core.runtime import cpu_tuning, fingerprint, generator, seeded
 
 
 def test_cpu_tuning_sets_threads_inside_and_restores_them():

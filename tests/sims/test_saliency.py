@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from sims.models import ConvNet, conv_net
-from sims.pruning.saliency import (
+from pruneleak.sims.models import ConvNet, conv_net
+from pruneleak.sims.pruning.saliency import (
     grasp_scores,
     hessian_gradient_product,
     snip_scores,

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from sims.core.runtime import seeded
-from sims.data.datasets import load_digits_dataset
-from sims.models import lenet5
-from sims.pruning.mask import magnitude_mask, prunable_names
-from sims.pruning.schedule import CubicSchedule, train_sgd
+from pruneleak.sims.core.runtime import seeded
+from pruneleak.sims.data.datasets import load_digits_dataset
+from pruneleak.sims.models import lenet5
+from pruneleak.sims.pruning.mask import magnitude_mask, prunable_names
+from pruneleak.sims.pruning.schedule import CubicSchedule, train_sgd
 
 
 @pytest.fixture(scope="module")

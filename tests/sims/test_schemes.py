@@ -7,9 +7,9 @@ import pytest
 import torch
 from torch.func import functional_call
 
-from sims.core.functional import batch_gradient
-from sims.models import conv_net
-from sims.pruning.mask import (
+from pruneleak.sims.core.functional import batch_gradient
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import (
     Mask,
     erk_keep_counts,
     mask_from_scores,
@@ -17,7 +17,7 @@ from sims.pruning.mask import (
     random_mask,
     uniform_keep_counts,
 )
-from sims.pruning.schemes import (
+from pruneleak.sims.pruning.schemes import (
     SCHEMES,
     FedDST,
     PruneFL,

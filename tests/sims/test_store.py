@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sims.core.store import ResultStore, check, repair
+from pruneleak.sims.core.store import ResultStore, check, repair
 
 
 def lines(*records) -> str:
@@ -88,7 +88,7 @@ def test_appending_a_recorded_key_again_writes_nothing_and_warns(tmp_path, caplo
     store = ResultStore(tmp_path / "r.jsonl")
     store.append({"key": "a", "v": 1})
     before = store.path.read_bytes()
-    with caplog.at_level(logging.WARNING, logger="sims.core.store"):
+    with caplog.at_level(logging.WARNING, logger="pruneleak.sims.core.store"):
         assert store.append({"key": "a", "v": 2}) is False
     assert store.path.read_bytes() == before
     assert "already holds 'a' (line 1)" in caplog.text

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from sims.core.store import ResultStore
+from pruneleak.sims.core.store import ResultStore
 
 # Both writers wait for this file, so that they start together.
 _WAIT_FOR_GO = """
@@ -25,7 +25,7 @@ while not os.path.exists(go):
 APPEND = (
     _WAIT_FOR_GO
     + """
-from sims.core.store import ResultStore
+from pruneleak.sims.core.store import ResultStore
 store = ResultStore(sys.argv[1])
 name = sys.argv[3]
 shared = [f"shared-{i}" for i in range(100)]
@@ -39,8 +39,8 @@ print(written)
 SWEEP = (
     _WAIT_FOR_GO
     + """
-from sims.core.store import ResultStore
-from sims.sweep import SweepConfig, runner
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.sweep import SweepConfig, runner
 
 def trivial_job(job, **options):
     time.sleep(0.01)
@@ -93,7 +93,7 @@ def test_two_processes_appending_overlapping_keys_record_each_key_once(tmp_path)
 
 @pytest.mark.timeout(300)
 def test_two_concurrent_sweeps_on_one_store_record_each_job_once(tmp_path):
-    from sims.sweep import SweepConfig, job_key
+    from pruneleak.sims.sweep import SweepConfig, job_key
 
     path = tmp_path / "sweep.jsonl"
     _run_together(SWEEP, path, tmp_path / "go", ["a", "b"])

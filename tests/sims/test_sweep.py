@@ -13,13 +13,13 @@ import time
 import numpy as np
 import pytest
 
-from bounds import priprune
-from sims.attacks import AttackConfig
-from sims.cli.sweep import main as sweep_main
-from sims.core.store import ResultStore
-from sims.fl.server import FedConfig
-from sims.plots.sweep import plot_attack_comparison, plot_panels
-from sims.sweep import (
+from pruneleak.bounds import priprune
+from pruneleak.sims.attacks import AttackConfig
+from pruneleak.sims.cli.sweep import main as sweep_main
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.plots.sweep import plot_attack_comparison, plot_panels
+from pruneleak.sims.sweep import (
     AttackJob,
     ModelSpec,
     PruningSpec,
@@ -32,9 +32,9 @@ from sims.sweep import (
     run_job,
     run_sweep,
 )
-from sims.sweep import job as job_module
-from sims.sweep import runner as runner_module
-from sims.sweep.panels import panel_axis, panel_rows
+from pruneleak.sims.sweep import job as job_module
+from pruneleak.sims.sweep import runner as runner_module
+from pruneleak.sims.sweep.panels import panel_axis, panel_rows
 
 # A job that runs in well under a second: 2 clients, 1 target, 10 L-BFGS iterations.
 TINY = {
@@ -392,7 +392,7 @@ def test_killed_sweep_restarts_with_every_job_recorded_once(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "sims.cli.sweep",
+        "pruneleak.sims.cli.sweep",
         str(config_path),
         "--results",
         str(results),

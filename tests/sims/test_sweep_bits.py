@@ -13,16 +13,16 @@ import pytest
 import torch
 from scipy.stats import beta
 
-from bounds.leakage import fano_lower_confidence_bits
-from sims.attacks import identify
-from sims.data.datasets import load_train_test
-from sims.data.partition import partition_iid
-from sims.experiments.consistency import METRICS, consistency_rows, format_table
-from sims.fl.client import client_update
-from sims.plots.sweep import plot_consistency
-from sims.sweep import AttackJob, SweepConfig, job_key, leakage_bits, run_job
-from sims.sweep import runner as runner_module
-from sims.sweep.panels import panel_rows
+from pruneleak.bounds.leakage import fano_lower_confidence_bits
+from pruneleak.sims.attacks import identify
+from pruneleak.sims.data.datasets import load_train_test
+from pruneleak.sims.data.partition import partition_iid
+from pruneleak.sims.experiments.consistency import METRICS, consistency_rows, format_table
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.plots.sweep import plot_consistency
+from pruneleak.sims.sweep import AttackJob, SweepConfig, job_key, leakage_bits, run_job
+from pruneleak.sims.sweep import runner as runner_module
+from pruneleak.sims.sweep.panels import panel_rows
 
 # 10 clients of 143 or 144 digits (under leakage_candidates = 256), all sampled every
 # round, 2 targets, a short attack: a job runs in well under a second.

@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 from test_sweep import TINY, write
 
-from sims.defenses import FixedDefense, PriPruneDefense
-from sims.sweep import AttackJob, job_key, load_config, packaged_config, read_config, run_job
-from sims.sweep import runner as runner_module
-from sims.sweep.job import DefenseSpec
+from pruneleak.sims.defenses import FixedDefense, PriPruneDefense
+from pruneleak.sims.sweep import (
+    AttackJob,
+    job_key,
+    load_config,
+    packaged_config,
+    read_config,
+    run_job,
+)
+from pruneleak.sims.sweep import runner as runner_module
+from pruneleak.sims.sweep.job import DefenseSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 

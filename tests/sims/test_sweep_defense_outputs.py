@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_sweep import TINY
 
-from sims.plots import defense as plots
-from sims.sweep import AttackJob, job_key, run_job
+from pruneleak.sims.plots import defense as plots
+from pruneleak.sims.sweep import AttackJob, job_key, run_job
 
 matplotlib.use("Agg")
 
@@ -185,7 +185,7 @@ attacker = ["unaware", "aware"]
 
 
 def test_the_sweep_command_prints_table2_and_draws_the_defense_figures(tmp_path, capsys):
-    from sims.cli.sweep import main as sweep_main
+    from pruneleak.sims.cli.sweep import main as sweep_main
 
     path = tmp_path / "tiny_defense.toml"
     path.write_text(DEFENSE_TOML)

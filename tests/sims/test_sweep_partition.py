@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from sims.core.reconstructions import load_reconstructions
-from sims.data import (
+from pruneleak.sims.core.reconstructions import load_reconstructions
+from pruneleak.sims.data import (
     ImageDataset,
     load_faces,
     partition_by_client,
@@ -21,7 +21,7 @@ from sims.data import (
     resize_images,
     split_clients,
 )
-from sims.sweep import AttackJob, job_key, load_config, read_config, run_job
+from pruneleak.sims.sweep import AttackJob, job_key, load_config, read_config, run_job
 
 # Training samples per writer, deliberately all different, and the test split's.
 TRAIN_WRITERS = {"w0": 4, "w1": 2, "w2": 3}

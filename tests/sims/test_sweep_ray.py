@@ -23,11 +23,11 @@ import ray
 import torch
 from test_sweep import TINY, TINY_TOML
 
-from sims.cli.sweep import main as sweep_main
-from sims.core.runtime import cpu_tuning
-from sims.core.store import ResultStore
-from sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
-from sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
+from pruneleak.sims.cli.sweep import main as sweep_main
+from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
+from pruneleak.sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 

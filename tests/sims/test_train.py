@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from sims import cli
-from sims.cli import train as train_cli
-from sims.core.store import ResultStore
-from sims.experiments import train as train_module
-from sims.experiments.train import TrainConfig, run_training
-from sims.fl.server import FedConfig
+from pruneleak.sims import cli
+from pruneleak.sims.cli import train as train_cli
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments import train as train_module
+from pruneleak.sims.experiments.train import TrainConfig, run_training
+from pruneleak.sims.fl.server import FedConfig
 
 SMALL = {
     "model_options": (("width", 4), ("hidden", 16)),

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-import sims.experiments.width_closeness as wc
-from bounds.equivalence import epsilon_dp_theorem_e2, required_width
-from sims.experiments.width_closeness import errors, theory
+import pruneleak.sims.experiments.width_closeness as wc
+from pruneleak.bounds.equivalence import epsilon_dp_theorem_e2, required_width
+from pruneleak.sims.experiments.width_closeness import errors, theory
 
 SMALL = {"sparsities": (0.1, 0.5, 0.9), "widths": (3, 10, 37), "input_dim": 7, "trials": 13}
 

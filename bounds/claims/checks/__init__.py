@@ -38,9 +38,13 @@ Modules: :mod:`.results` (verdicts, :class:`Param`, :class:`Curve`, :class:`Chec
 re-exports their names.
 """
 
-from bounds.claims.checks.grid import GridCheck
-from bounds.claims.checks.montecarlo import MonteCarloCheck, mean_interval, wilson_interval
-from bounds.claims.checks.results import (
+from pruneleak.bounds.claims.checks.grid import GridCheck
+from pruneleak.bounds.claims.checks.montecarlo import (
+    MonteCarloCheck,
+    mean_interval,
+    wilson_interval,
+)
+from pruneleak.bounds.claims.checks.results import (
     FAILS,
     HOLDS,
     HOLDS_ON_DOMAIN,
@@ -54,7 +58,7 @@ from bounds.claims.checks.results import (
     fmt,
     fmt_point,
 )
-from bounds.claims.checks.symbolic import LimitCheck, SeriesCheck, SymbolicCheck
+from pruneleak.bounds.claims.checks.symbolic import LimitCheck, SeriesCheck, SymbolicCheck
 
 CHECK_TYPES = (GridCheck, SymbolicCheck, SeriesCheck, LimitCheck, MonteCarloCheck)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize
 
-from bounds.claims.checks.results import (
+from pruneleak.bounds.claims.checks.results import (
     _SWAPPED,
     FAILS,
     HOLDS,
@@ -27,7 +27,7 @@ from bounds.claims.checks.results import (
     fmt,
     fmt_point,
 )
-from bounds.validation import check_choice
+from pruneleak.bounds.validation import check_choice
 
 _REFINE_EVALS_PER_DIM = 80
 _BISECTION_STEPS = 40

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy import stats
 
-from bounds.claims.checks.results import (
+from pruneleak.bounds.claims.checks.results import (
     _SWAPPED,
     FAILS,
     HOLDS,
@@ -26,7 +26,7 @@ from bounds.claims.checks.results import (
     fmt,
     fmt_point,
 )
-from bounds.validation import check_choice, check_open_unit
+from pruneleak.bounds.validation import check_choice, check_open_unit
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float) -> tuple[float, float]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds.validation import check_choice, check_real
+from pruneleak.bounds.validation import check_choice, check_real
 
 VERDICTS = ("holds", "holds-on-domain", "fails", "inconclusive")
 HOLDS, HOLDS_ON_DOMAIN, FAILS, INCONCLUSIVE = VERDICTS

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import sympy as sp
 
-from bounds.claims.checks.grid import GridCheck
-from bounds.claims.checks.results import (
+from pruneleak.bounds.claims.checks.grid import GridCheck
+from pruneleak.bounds.claims.checks.results import (
     _SWAPPED,
     FAILS,
     HOLDS,
@@ -26,7 +26,7 @@ from bounds.claims.checks.results import (
     Curve,
     Param,
 )
-from bounds.validation import check_choice
+from pruneleak.bounds.validation import check_choice
 
 
 def _short(expr, limit=160) -> str:

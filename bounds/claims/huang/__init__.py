@@ -21,7 +21,7 @@ order, the order of the report.
 
 # The claims of each appendix; the four private helpers re-exported as themselves
 # (``x as x``) keep the old path ``huang._name`` that the reference tests use.
-from bounds.claims.huang import (
+from pruneleak.bounds.claims.huang import (
     appendix_a,
     appendix_b,
     appendix_c,
@@ -29,10 +29,10 @@ from bounds.claims.huang import (
     appendix_e,
     main_text,
 )
-from bounds.claims.huang.appendix_a import A4, A5, A6
-from bounds.claims.huang.appendix_b import _B5_C_ROOT as _B5_C_ROOT
-from bounds.claims.huang.appendix_b import _B5_M as _B5_M
-from bounds.claims.huang.appendix_b import (
+from pruneleak.bounds.claims.huang.appendix_a import A4, A5, A6
+from pruneleak.bounds.claims.huang.appendix_b import _B5_C_ROOT as _B5_C_ROOT
+from pruneleak.bounds.claims.huang.appendix_b import _B5_M as _B5_M
+from pruneleak.bounds.claims.huang.appendix_b import (
     B1,
     B1_PROOF_T,
     B2,
@@ -49,10 +49,10 @@ from bounds.claims.huang.appendix_b import (
     B5_SECOND_MOMENT,
     B5_SECOND_MOMENT_STEP,
 )
-from bounds.claims.huang.appendix_b import _b5_c_exact as _b5_c_exact
-from bounds.claims.huang.appendix_c import C4_LARGE_A, C4_SMALL_A, C4_VARIANCE
-from bounds.claims.huang.appendix_d import D1, D2, D3, D3_PROOF
-from bounds.claims.huang.appendix_e import (
+from pruneleak.bounds.claims.huang.appendix_b import _b5_c_exact as _b5_c_exact
+from pruneleak.bounds.claims.huang.appendix_c import C4_LARGE_A, C4_SMALL_A, C4_VARIANCE
+from pruneleak.bounds.claims.huang.appendix_d import D1, D2, D3, D3_PROOF
+from pruneleak.bounds.claims.huang.appendix_e import (
     ABAR_SIGN,
     E3,
     LAPLACE_FOURTH,
@@ -61,8 +61,8 @@ from bounds.claims.huang.appendix_e import (
     PART2_MAX,
     TABLE1,
 )
-from bounds.claims.huang.appendix_e import _part2_max_true as _part2_max_true
-from bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRUNING
+from pruneleak.bounds.claims.huang.appendix_e import _part2_max_true as _part2_max_true
+from pruneleak.bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRUNING
 
 CLAIMS = (
     main_text.CLAIMS

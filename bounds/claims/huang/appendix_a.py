@@ -11,14 +11,14 @@ import numpy as np
 import sympy as sp
 from scipy import special, stats
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     GridCheck,
     Param,
     SymbolicCheck,
 )
-from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _a
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.claims.huang.common import _a
 
 A4 = Claim(
     id="huang.A4",

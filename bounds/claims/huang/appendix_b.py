@@ -11,15 +11,15 @@ import numpy as np
 import sympy as sp
 from scipy import optimize, special
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     GridCheck,
     MonteCarloCheck,
     Param,
     SymbolicCheck,
 )
-from bounds.claims.claim import Claim
-from bounds.claims.huang.common import (
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.claims.huang.common import (
     _MC_SAMPLES,
     _R,
     _RA,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     GridCheck,
     LimitCheck,
     MonteCarloCheck,
@@ -17,8 +17,8 @@ from bounds.claims.checks import (
     SeriesCheck,
     SymbolicCheck,
 )
-from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _a, _xs
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.claims.huang.common import _a, _xs
 
 _C4_EXPR = 1 - sp.sqrt(2 / sp.pi) * _a * sp.exp(-(_a**2) / 2) / sp.erf(_a / sp.sqrt(2))
 _C4_VAR_F = sp.integrate(_xs**2 * sp.exp(-(_xs**2) / 2) / sp.sqrt(2 * sp.pi), (_xs, -_a, _a))

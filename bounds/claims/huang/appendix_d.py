@@ -10,14 +10,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     MonteCarloCheck,
     Param,
     SymbolicCheck,
 )
-from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _MC_SAMPLES
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.claims.huang.common import _MC_SAMPLES
 
 _D_D = 8
 _D_POINTS = tuple({"m": m, "delta": dl} for m in (8, 64, 512) for dl in (0.02, 0.09))

@@ -11,15 +11,15 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     GridCheck,
     MonteCarloCheck,
     Param,
     SymbolicCheck,
 )
-from bounds.claims.claim import Claim
-from bounds.claims.huang.common import _RA, _truncated, _xs
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.claims.huang.common import _RA, _truncated, _xs
 
 _E3_D = 16
 _E3_MS = (16, 128, 1024, 4096)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from bounds import equivalence as eq
-from bounds.claims.checks import (
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import (
     GridCheck,
     Param,
     fmt,

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import sympy as sp
 
-from bounds import equivalence as eq
-from bounds.claims.checks import GridCheck, Param, SymbolicCheck
-from bounds.claims.claim import Claim
-from bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
+from pruneleak.bounds import equivalence as eq
+from pruneleak.bounds.claims.checks import GridCheck, Param, SymbolicCheck
+from pruneleak.bounds.claims.claim import Claim
+from pruneleak.bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
 
 # Section 4.1: gradual pruning [ZG17], k_t = k_T + (k_0 - k_T)(1 - (t - t_0)/(n dt))^3.
 _t, _t0, _n, _dt, _k0, _gap = sp.symbols("t t_0 n dt k_0 g", positive=True)

@@ -20,8 +20,8 @@ except PackageNotFoundError:  # a checkout on sys.path that was never installed
 
 # Public name -> the module that defines it, imported when the name is first used.
 _LAZY = {
-    "audit": "sims.audit",
-    "AuditResult": "sims.audit",
+    "audit": "pruneleak.sims.audit",
+    "AuditResult": "pruneleak.sims.audit",
 }
 
 __all__ = ["AuditResult", "__version__", "audit"]

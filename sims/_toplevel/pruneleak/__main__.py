@@ -2,7 +2,7 @@
 
 import sys
 
-from sims.cli import main
+from pruneleak.sims.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -43,7 +43,7 @@ resumes). ``defenses`` runs every defense of PriPrune's defense study this way a
 whether NMI ranks them as the bits do.
 """
 
-from sims.experiments.leakage.config import (
+from pruneleak.sims.experiments.leakage.config import (
     CONFIDENCE,
     CONV2_IMAGE_SIZE,
     DATASET_SIZES,
@@ -53,14 +53,14 @@ from sims.experiments.leakage.config import (
     MODELS,
     LeakageConfig,
 )
-from sims.experiments.leakage.study import job_key, reconstruction_key, run_leakage
-from sims.experiments.leakage.tables import (
+from pruneleak.sims.experiments.leakage.study import job_key, reconstruction_key, run_leakage
+from pruneleak.sims.experiments.leakage.tables import (
     format_attacks_table,
     format_estimates_table,
     format_rounds_table,
     format_table,
 )
-from sims.experiments.leakage.world import GivenSetup, World
+from pruneleak.sims.experiments.leakage.world import GivenSetup, World
 
 __all__ = [
     "CONFIDENCE",

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from estimators.image import score_reconstruction
-from sims.attacks import AttackConfig, gi_attack_batched, identify, sgi_attack_batched
-from sims.attacks.defense_aware import defense_aware_attack
+from pruneleak.estimators.image import score_reconstruction
+from pruneleak.sims.attacks import AttackConfig, gi_attack_batched, identify, sgi_attack_batched
+from pruneleak.sims.attacks.defense_aware import defense_aware_attack
 
 
 def attack_config(world) -> AttackConfig:

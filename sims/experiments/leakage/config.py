@@ -5,12 +5,18 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from bounds.validation import check_bool, check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device
-from sims.core.functional import check_lr
-from sims.core.runtime import check_seed, fingerprint
-from sims.defenses import DefenseSpec
-from sims.releases import MAX_NOISE_STD, MAX_SECRETS
+from pruneleak.bounds.validation import (
+    check_bool,
+    check_choice,
+    check_distinct,
+    check_int,
+    check_real,
+)
+from pruneleak.estimators.device import check_device
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.runtime import check_seed, fingerprint
+from pruneleak.sims.defenses import DefenseSpec
+from pruneleak.sims.releases import MAX_NOISE_STD, MAX_SECRETS
 
 #: Images of each data set a study may draw its candidates from (:mod:`sims.data`), known
 #: before any file is read so that a configuration is checked first: the embedded digits

@@ -6,10 +6,10 @@ import math
 
 import torch
 
-from estimators.ksg import KSG
-from estimators.neural import HMINE, MINE, TrainingConfig
-from sims.experiments.leakage.config import CONFIDENCE
-from sims.experiments.leakage.world import seed_of, subsets
+from pruneleak.estimators.ksg import KSG
+from pruneleak.estimators.neural import HMINE, MINE, TrainingConfig
+from pruneleak.sims.experiments.leakage.config import CONFIDENCE
+from pruneleak.sims.experiments.leakage.world import seed_of, subsets
 
 
 def estimates(world, releases: torch.Tensor, p: float, s: float) -> dict:

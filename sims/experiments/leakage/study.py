@@ -11,15 +11,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bounds import leakage, priprune
-from sims.core.reconstructions import save_reconstructions
-from sims.core.store import ResultStore
-from sims.experiments.leakage.attacks import describe, run_attacks
-from sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
-from sims.experiments.leakage.estimates import estimates
-from sims.experiments.leakage.world import RoundState, World, seed_of
-from sims.pruning.schemes import derived_seed
-from sims.releases import FederatedRelease, LeakageValue, ReleaseGeometry, secret_batches
+from pruneleak.bounds import leakage, priprune
+from pruneleak.sims.core.reconstructions import save_reconstructions
+from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.experiments.leakage.attacks import describe, run_attacks
+from pruneleak.sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
+from pruneleak.sims.experiments.leakage.estimates import estimates
+from pruneleak.sims.experiments.leakage.world import RoundState, World, seed_of
+from pruneleak.sims.pruning.schemes import derived_seed
+from pruneleak.sims.releases import FederatedRelease, LeakageValue, ReleaseGeometry, secret_batches
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from sims.core.store import key_number
+from pruneleak.sims.core.store import key_number
 
 
 def _bits(value: float | None) -> str:

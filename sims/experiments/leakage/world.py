@@ -7,19 +7,19 @@ from dataclasses import dataclass, field
 
 import torch
 
-from bounds import priprune
-from estimators.device import resolve_device
-from sims.attacks.defense_aware import DefenseAwareObserver
-from sims.core.gradstats import gradient_statistics
-from sims.core.runtime import fingerprint, seeded
-from sims.data import load_dataset, load_train_test, partition_iid
-from sims.experiments.attack_model import attack_model
-from sims.experiments.leakage.config import CONV2_IMAGE_SIZE, LeakageConfig
-from sims.fl.server import FedConfig, evaluate, run_federated
-from sims.models import conv_net
-from sims.pruning.mask import Mask, random_mask
-from sims.pruning.schemes import RandomPruning
-from sims.releases import (
+from pruneleak.bounds import priprune
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver
+from pruneleak.sims.core.gradstats import gradient_statistics
+from pruneleak.sims.core.runtime import fingerprint, seeded
+from pruneleak.sims.data import load_dataset, load_train_test, partition_iid
+from pruneleak.sims.experiments.attack_model import attack_model
+from pruneleak.sims.experiments.leakage.config import CONV2_IMAGE_SIZE, LeakageConfig
+from pruneleak.sims.fl.server import FedConfig, evaluate, run_federated
+from pruneleak.sims.models import conv_net
+from pruneleak.sims.pruning.mask import Mask, random_mask
+from pruneleak.sims.pruning.schemes import RandomPruning
+from pruneleak.sims.releases import (
     ClientSetting,
     DPUploadRelease,
     FederatedRelease,

@@ -75,19 +75,19 @@ an accuracy), :mod:`.inversion` (the attack and its similarity scores), :mod:`.s
 SGD are in :mod:`sims.pruning.schedule`, the figures in :mod:`sims.plots.prune_vs_noise`.
 """
 
-from sims.experiments.prune_vs_noise.inversion import (
+from pruneleak.sims.experiments.prune_vs_noise.inversion import (
     METRICS,
     invert_representation,
     score_inversions,
 )
-from sims.experiments.prune_vs_noise.representation import (
+from pruneleak.sims.experiments.prune_vs_noise.representation import (
     LAYERS,
     NoiseMatch,
     laplace_noise,
     match_noise_scale,
     split_at_layer,
 )
-from sims.experiments.prune_vs_noise.study import (
+from pruneleak.sims.experiments.prune_vs_noise.study import (
     CONDITIONS,
     PAPER_METRICS,
     PAPER_SPARSITIES,

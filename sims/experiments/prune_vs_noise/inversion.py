@@ -9,11 +9,11 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from bounds.validation import check_int, check_real
-from estimators.image import inference_accuracy, phash_similarity, score_reconstruction
-from sims.attacks.priors import total_variation
-from sims.core.functional import check_lr
-from sims.core.runtime import check_seed
+from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.estimators.image import inference_accuracy, phash_similarity, score_reconstruction
+from pruneleak.sims.attacks.priors import total_variation
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.runtime import check_seed
 
 # name -> label; the first three are Figure 6's panels (a), (c), (d).
 METRICS = {

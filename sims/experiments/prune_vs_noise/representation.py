@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from bounds.validation import check_choice, check_real
-from estimators.device import resolve_device
-from sims.core.runtime import check_seed
-from sims.fl.server import evaluate
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.core.runtime import check_seed
+from pruneleak.sims.fl.server import evaluate
 
 logger = logging.getLogger(__name__)
 

@@ -15,27 +15,27 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_int, check_real
-from estimators.device import check_device, resolve_device
-from sims.core.functional import check_lr
-from sims.core.runtime import check_seed, seeded
-from sims.core.scale import SCALES
-from sims.data.datasets import available_datasets, load_train_test, resize_images
-from sims.experiments.prune_vs_noise.inversion import (
+from pruneleak.bounds.validation import check_choice, check_int, check_real
+from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.runtime import check_seed, seeded
+from pruneleak.sims.core.scale import SCALES
+from pruneleak.sims.data.datasets import available_datasets, load_train_test, resize_images
+from pruneleak.sims.experiments.prune_vs_noise.inversion import (
     METRICS,
     invert_representation,
     score_inversions,
 )
-from sims.experiments.prune_vs_noise.representation import (
+from pruneleak.sims.experiments.prune_vs_noise.representation import (
     LAYERS,
     laplace_noise,
     match_noise_scale,
     split_at_layer,
 )
-from sims.fl.server import evaluate
-from sims.models import lenet5
-from sims.pruning.mask import Mask
-from sims.pruning.schedule import CubicSchedule, train_sgd
+from pruneleak.sims.fl.server import evaluate
+from pruneleak.sims.models import lenet5
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schedule import CubicSchedule, train_sgd
 
 logger = logging.getLogger(__name__)
 

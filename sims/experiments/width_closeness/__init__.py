@@ -67,7 +67,7 @@ per-trial loop), :mod:`.study` (the run, its summaries and the comparison with F
 :mod:`.theory` (the width Part 2 of the proof of Theorem E.2 requires).
 """
 
-from sims.experiments.width_closeness.config import (
+from pruneleak.sims.experiments.width_closeness.config import (
     PAPER_CLAIMED_WIDTH,
     PAPER_DELTA_DP,
     PAPER_EPS_AP,
@@ -79,14 +79,17 @@ from sims.experiments.width_closeness.config import (
     SPARSITY_READINGS,
     WidthClosenessConfig,
 )
-from sims.experiments.width_closeness.errors import closeness_errors, closeness_errors_reference
-from sims.experiments.width_closeness.study import (
+from pruneleak.sims.experiments.width_closeness.errors import (
+    closeness_errors,
+    closeness_errors_reference,
+)
+from pruneleak.sims.experiments.width_closeness.study import (
     WidthClosenessResult,
     first_width_below,
     run_width_closeness,
     trend_summary,
 )
-from sims.experiments.width_closeness.theory import (
+from pruneleak.sims.experiments.width_closeness.theory import (
     theory_width,
     theory_widths,
     threshold_for_fraction,

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bounds.equivalence import remark_e3_parameters, sigma_for_epsilon_dp
-from bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
-from bounds.validation import check_choice, check_distinct, check_int, check_real
-from estimators.device import check_device
-from sims.core.runtime import check_seed
+from pruneleak.bounds.equivalence import remark_e3_parameters, sigma_for_epsilon_dp
+from pruneleak.bounds.equivalence.width import FIG8_ERROR, FIG8_WIDTHS
+from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
+from pruneleak.estimators.device import check_device
+from pruneleak.sims.core.runtime import check_seed
 
 PAPER_SPARSITIES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 PAPER_WIDTHS = FIG8_WIDTHS

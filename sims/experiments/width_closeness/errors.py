@@ -15,11 +15,11 @@ import math
 import numpy as np
 import torch
 
-from bounds.validation import check_int
-from estimators.device import resolve_device
-from sims.core.memory import check_fits
-from sims.experiments.width_closeness.config import DTYPES, WidthClosenessConfig
-from sims.pruning.mask import magnitude_mask
+from pruneleak.bounds.validation import check_int
+from pruneleak.estimators.device import resolve_device
+from pruneleak.sims.core.memory import check_fits
+from pruneleak.sims.experiments.width_closeness.config import DTYPES, WidthClosenessConfig
+from pruneleak.sims.pruning.mask import magnitude_mask
 
 # Entries of A drawn (and processed) per block of trials; fixes the random stream, so
 # the numbers do not depend on the device's memory.

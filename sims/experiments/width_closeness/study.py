@@ -13,15 +13,15 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from bounds.validation import check_choice, check_real
-from sims.experiments.width_closeness.config import (
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.sims.experiments.width_closeness.config import (
     PAPER_CLAIMED_WIDTH,
     PAPER_FIG8_ERROR,
     PAPER_SPARSITIES,
     PAPER_WIDTHS,
     WidthClosenessConfig,
 )
-from sims.experiments.width_closeness.errors import closeness_errors
+from pruneleak.sims.experiments.width_closeness.errors import closeness_errors
 
 logger = logging.getLogger(__name__)
 

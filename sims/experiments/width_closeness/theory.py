@@ -11,9 +11,16 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds.equivalence import part2_width_rhs, pruned_row_moments, required_width_corrected
-from bounds.validation import check_choice, check_real
-from sims.experiments.width_closeness.config import PARAMETERISATIONS, WidthClosenessConfig
+from pruneleak.bounds.equivalence import (
+    part2_width_rhs,
+    pruned_row_moments,
+    required_width_corrected,
+)
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.sims.experiments.width_closeness.config import (
+    PARAMETERISATIONS,
+    WidthClosenessConfig,
+)
 
 # Largest width searched by theory_width (m d / delta must stay within int64 in
 # bounds.equivalence), and grid points per decade.
