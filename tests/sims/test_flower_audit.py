@@ -186,3 +186,58 @@ def test_two_clients_two_rounds_through_flower_simulation(tmp_path):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-7)  # float32 mean of 2
     for a, b in zip(inner.sent[2], parameters_to_ndarrays(inner.aggregated[1][0]), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_observed_mask_and_node_ids_without_a_simulation(tmp_path):
+    """Driven directly (no Ray): clients without a name metric are named by node id, the
+    "observed" mask is the upload's nonzero pattern, and an unknown client is refused."""
+    pytest.importorskip("flwr")
+    from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
+    from flwr.server.strategy import FedAvg
+
+    from sims.audit.flower import AuditingStrategy
+
+    class Proxy:  # what the strategy reads of a ClientProxy
+        def __init__(self, cid):
+            self.cid = cid
+
+    class Manager:  # FedAvg samples its clients from this
+        def num_available(self):
+            return 1
+
+        def wait_for(self, num_clients, timeout=None):
+            return True
+
+        def sample(self, num_clients, min_num_clients=None, criterion=None):
+            return [Proxy("node-7")]
+
+    mask = half_mask()
+    model = logistic()
+    sent = [t.detach().numpy() for t in model.parameters()]
+    wrapper = AuditingStrategy(
+        FedAvg(min_fit_clients=1, min_available_clients=1),
+        model_factory=logistic,
+        candidates={"node-7": candidates(0)},
+        out_dir=tmp_path,
+        mask="observed",
+        lr=LR,
+        audit_options=OPTIONS,
+    )
+    (proxy, _), *_ = wrapper.configure_fit(1, ndarrays_to_parameters(sent), Manager())
+    x, y = candidates(0)
+    w = client_update(model, weights_of(sent), mask, x[2:3], y[2:3], lr=LR)
+    upload = [t.numpy() for t in w.values()]
+    ok = Status(code=Code.OK, message="")
+    fit_res = FitRes(ok, ndarrays_to_parameters(upload), 1, {})
+    wrapper.aggregate_fit(1, [(proxy, fit_res)], [])
+    (record,) = wrapper.records
+    assert (record["client"], record["node_id"]) == ("node-7", "node-7")
+    assert record["p"] == pytest.approx(mask.sparsity(), abs=1e-12)
+    rows = release_vectors(model, weights_of(sent), mask, x, y, lr=LR).numpy()
+    assert record["exact_bits"] == pytest.approx(leakage.batch_leakage(rows, 0.0, 1).bits)
+    assert record["nearest_candidate"] == 2
+
+    wrapper.configure_fit(2, ndarrays_to_parameters(sent), Manager())
+    stranger = FitRes(ok, ndarrays_to_parameters(upload), 1, {"client": "c9"})
+    with pytest.raises(ValueError, match=r"'candidates' parameter of AuditingStrategy.*'c9'"):
+        wrapper.aggregate_fit(2, [(proxy, stranger)], [])
