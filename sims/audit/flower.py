@@ -46,17 +46,14 @@ import torch
 
 from sims.audit.audit import _finite, audit
 from sims.audit.config import as_data, check_mask, prepare_model
+from sims.core.extras import require
 from sims.fl.release import release_vectors
 from sims.pruning.mask import Mask
 from sims.pruning.schemes import build_scheme
 
-INSTALL_HINT = "Flower is not installed: pip install 'pruneleak[flower]'"
-
-try:
-    from flwr.common import parameters_to_ndarrays
-    from flwr.server.strategy import Strategy
-except ImportError as error:  # one line, naming the extra (sims.core.extras is not here yet)
-    raise ValueError(INSTALL_HINT) from error
+require("flwr", purpose="AuditingStrategy (the audit of a Flower federation)")
+from flwr.common import parameters_to_ndarrays  # noqa: E402 (after the check above)
+from flwr.server.strategy import Strategy  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
