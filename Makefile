@@ -17,7 +17,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[test,ray]"
+	$(PY) -m pip install --quiet -e ".[test,ray,flower]"
 	touch $(STAMP)
 
 install: $(STAMP)

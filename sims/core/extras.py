@@ -11,7 +11,8 @@ The extras (``[project.optional-dependencies]`` in ``pyproject.toml``):
 * ``faces``: scikit-image, whose wheel ships the faces and photographs of
   ``--dataset faces|patches``;
 * ``notebooks``: Google's dp-accounting, the peer of the ``bounds_explorer`` notebook;
-* ``ray``: Ray, for ``pruneleak sweep --executor ray``.
+* ``ray``: Ray, for ``pruneleak sweep --executor ray``;
+* ``flower``: Flower, for auditing a Flower federation (:mod:`sims.audit.flower`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ EXTRAS = {
     "skimage": ("scikit-image", "faces"),
     "dp_accounting": ("dp-accounting", "notebooks"),
     "ray": ("ray", "ray"),
+    "flwr": ("flwr", "flower"),
 }
 
 
