@@ -8,7 +8,8 @@ interpreter: this tree's installed ``pruneleak.sims.cli.main`` (``make install``
 baseline's ``sims.cli.main`` with ``cwd`` at a temporary ``git worktree`` of it (removed
 at the end), so that its own top-level ``bounds`` and ``sims`` are imported (a baseline
 must predate the move under the one name ``pruneleak``); wall time per run, one warm-up
-run (the file cache), then the median of ``--repeats`` runs (7). Both trees run with the same interpreter, one after the other.
+run (the file cache), then the median of ``--repeats`` runs (7). Both trees run with the
+same interpreter, one after the other.
 Run ``python benchmarks/bench_cli_startup.py`` (about a minute) or ``--quick`` (3 runs).
 """
 

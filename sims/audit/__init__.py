@@ -13,7 +13,7 @@ __all__ = ["AuditResult", "AuditingStrategy", "audit"]
 
 def __getattr__(name: str):
     if name == "AuditingStrategy":
-        from sims.audit.flower import AuditingStrategy
+        from pruneleak.sims.audit.flower import AuditingStrategy
 
         return AuditingStrategy
-    raise AttributeError(f"module 'sims.audit' has no attribute {name!r}")
+    raise AttributeError(f"module 'pruneleak.sims.audit' has no attribute {name!r}")

@@ -44,12 +44,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sims.audit.audit import _finite, audit
-from sims.audit.config import as_data, check_mask, prepare_model
-from sims.core.extras import require
-from sims.fl.release import release_vectors
-from sims.pruning.mask import Mask
-from sims.pruning.schemes import build_scheme
+from pruneleak.sims.audit.audit import _finite, audit
+from pruneleak.sims.audit.config import as_data, check_mask, prepare_model
+from pruneleak.sims.core.extras import require
+from pruneleak.sims.fl.release import release_vectors
+from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.pruning.schemes import build_scheme
 
 require("flwr", purpose="AuditingStrategy (the audit of a Flower federation)")
 from flwr.common import parameters_to_ndarrays  # noqa: E402 (after the check above)

@@ -13,11 +13,11 @@ import pytest
 import torch
 from torch import nn
 
-from bounds import leakage
-from sims.core.extras import MissingExtraError
-from sims.fl.client import client_update
-from sims.fl.release import release_vectors
-from sims.pruning.mask import Mask
+from pruneleak.bounds import leakage
+from pruneleak.sims.core.extras import MissingExtraError
+from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.fl.release import release_vectors
+from pruneleak.sims.pruning.mask import Mask
 
 LR = 0.5
 M = 8  # candidates per client
@@ -57,12 +57,12 @@ def weights_of(arrays) -> dict[str, torch.Tensor]:
 def test_missing_flower_is_one_line_naming_the_extra(monkeypatch):
     for name in ("flwr", "flwr.common", "flwr.server", "flwr.server.strategy"):
         monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "sims.audit.flower", raising=False)
-    importlib.import_module("sims.audit")  # the rest of sims works without Flower
+    monkeypatch.delitem(sys.modules, "pruneleak.sims.audit.flower", raising=False)
+    importlib.import_module("pruneleak.sims.audit")  # the rest of sims works without Flower
     with pytest.raises(MissingExtraError, match=r"pip install 'pruneleak\[flower\]'") as info:
-        importlib.import_module("sims.audit.flower")
+        importlib.import_module("pruneleak.sims.audit.flower")
     assert isinstance(info.value, ValueError) and "\n" not in str(info.value)
-    monkeypatch.delitem(sys.modules, "sims.audit.flower", raising=False)
+    monkeypatch.delitem(sys.modules, "pruneleak.sims.audit.flower", raising=False)
 
 
 def test_two_clients_two_rounds_through_flower_simulation(tmp_path):
@@ -74,7 +74,7 @@ def test_two_clients_two_rounds_through_flower_simulation(tmp_path):
     from flwr.server.strategy import FedAvg
     from flwr.simulation import run_simulation
 
-    from sims.audit.flower import SUMMARY, AuditingStrategy
+    from pruneleak.sims.audit.flower import SUMMARY, AuditingStrategy
 
     mask = half_mask()
 
@@ -195,7 +195,7 @@ def test_observed_mask_and_node_ids_without_a_simulation(tmp_path):
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
     from flwr.server.strategy import FedAvg
 
-    from sims.audit.flower import AuditingStrategy
+    from pruneleak.sims.audit.flower import AuditingStrategy
 
     class Proxy:  # what the strategy reads of a ClientProxy
         def __init__(self, cid):
