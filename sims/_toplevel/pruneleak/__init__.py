@@ -1,11 +1,13 @@
 """pruneleak: privacy leakage in pruned federated learning.
 
-The one installed name of the toolkit. ``pruneleak.audit`` and ``pruneleak.AuditResult``
-(from :mod:`sims.audit`) are imported on first access, so that ``import pruneleak``
-stays light (no torch); ``python -m pruneleak`` runs the command line.
+The one installed name of the toolkit. ``pruneleak.audit``, ``pruneleak.AuditResult`` and
+``pruneleak.AuditingStrategy`` (from :mod:`pruneleak.sims.audit`; the last needs the
+``flower`` extra) are imported on first access, so that ``import pruneleak`` stays light
+(no torch); ``python -m pruneleak`` runs the command line.
 
-The bounds, estimators and simulations are the packages ``bounds``, ``estimators`` and
-``sims``.
+The bounds, estimators and simulations are the subpackages ``pruneleak.bounds``,
+``pruneleak.estimators`` and ``pruneleak.sims`` (the repository's folders ``bounds/``,
+``estimators/`` and ``sims/``, mapped by ``pyproject.toml``'s package-dir).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ except PackageNotFoundError:  # a checkout on sys.path that was never installed
 _LAZY = {
     "audit": "pruneleak.sims.audit",
     "AuditResult": "pruneleak.sims.audit",
+    "AuditingStrategy": "pruneleak.sims.audit",
 }
 
-__all__ = ["AuditResult", "__version__", "audit"]
+__all__ = ["AuditResult", "AuditingStrategy", "__version__", "audit"]
 
 
 def __getattr__(name: str):
