@@ -319,7 +319,10 @@ def test_cli_skips_estimators_that_do_not_import(fake_registry, capsys):
     code = bench.main([*argv, "--out", str(out), "--device", "cpu", "--no-figure"])
     assert code == 0
     text = capsys.readouterr().out
-    assert "# skipped estimator 'absent': cannot import estimators.no_such_module:Absent (" in text
+    assert (
+        "# skipped estimator 'absent': cannot import pruneleak.estimators.no_such_module:Absent ("
+        in text
+    )
     assert "headline: fake_solved = 1/1 tasks" in text  # 0.4 for a truth of 0.413
     record = json.loads((out / "records.jsonl").read_text())
     assert record["diagnostics"] == {"device": "cpu"}  # --device reaches the estimator

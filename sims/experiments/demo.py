@@ -68,9 +68,9 @@ from pruneleak.sims.data.datasets import load_dataset
 from pruneleak.sims.experiments.attack_model import attack_model
 from pruneleak.sims.experiments.leakage import (
     DATASET_SIZES,
-    MAX_COUNTS,
     MAX_NOISE_STD,
     LeakageConfig,
+    check_count,
     run_leakage,
 )
 from pruneleak.sims.fl.client import client_update
@@ -216,13 +216,7 @@ class DemoConfig:
             object.__setattr__(self, "candidates", self.pool_size)
         check_lr("client_lr", self.client_lr, func=func)
         check_choice("pruning", self.pruning, func=func, choices=PRUNING)
-        check_int(
-            "attack_iterations",
-            self.attack_iterations,
-            func=func,
-            low=1,
-            high=MAX_COUNTS["attack_iterations"],
-        )
+        check_count("attack_iterations", self.attack_iterations, func=func, low=1)
         check_int("stats_samples", self.stats_samples, func=func, low=2)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         check_seed(self.seed, func=func)
@@ -243,26 +237,16 @@ class DemoConfig:
             for s in self.noise_stds:
                 check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
             check_int("candidates", self.candidates, func=func, low=2, high=self.pool_size)
-            check_int(
-                "leakage_samples",
-                self.leakage_samples,
-                func=func,
-                low=2,
-                high=MAX_COUNTS["samples"],
+            check_count("leakage_samples", self.leakage_samples, func=func, low=2, limit="samples")
+            check_count(
+                "leakage_targets", self.leakage_targets, func=func, low=1, limit="attack_targets"
             )
-            check_int(
-                "leakage_targets",
-                self.leakage_targets,
-                func=func,
-                low=1,
-                high=MAX_COUNTS["attack_targets"],
-            )
-            check_int(
+            check_count(
                 "leakage_iterations",
                 self.leakage_iterations,
                 func=func,
                 low=1,
-                high=MAX_COUNTS["attack_iterations"],
+                limit="attack_iterations",
             )
             for p in self.estimate_rates:
                 check_real("estimate_rates", p, func=func, low=0, high=1)
@@ -273,20 +257,8 @@ class DemoConfig:
                 low=2,
                 high=self.pool_size,
             )
-            check_int(
-                "estimate_draws",
-                self.estimate_draws,
-                func=func,
-                low=16,
-                high=MAX_COUNTS["estimate_draws"],
-            )
-            check_int(
-                "estimate_steps",
-                self.estimate_steps,
-                func=func,
-                low=1,
-                high=MAX_COUNTS["estimate_steps"],
-            )
+            check_count("estimate_draws", self.estimate_draws, func=func, low=16)
+            check_count("estimate_steps", self.estimate_steps, func=func, low=1)
 
     @property
     def pool_size(self) -> int:

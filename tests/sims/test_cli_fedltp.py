@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pruneleak import sims
+from pruneleak.sims import cli
 from pruneleak.sims.cli import build_parser, main
 from pruneleak.sims.cli.fedltp import config_from_args
 from pruneleak.sims.fedltp.training import run_key
@@ -21,8 +21,8 @@ TINY = [
 
 @pytest.fixture(autouse=True)
 def _in_a_temporary_folder(monkeypatch, tmp_path):
-    assert "fedltp" in sims.cli.SUBCOMMANDS
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("fedltp",))
+    assert "fedltp" in cli.SUBCOMMANDS
+    monkeypatch.setattr(cli, "SUBCOMMANDS", ("fedltp",))
     monkeypatch.chdir(tmp_path)
 
 

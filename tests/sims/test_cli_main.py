@@ -16,7 +16,7 @@ import types
 
 import pytest
 
-from pruneleak import sims
+from pruneleak.sims import cli
 from pruneleak.sims.cli import add_command, build_parser, main
 
 LOG = logging.getLogger("pruneleak.sims.cli.test")
@@ -59,7 +59,7 @@ def test_no_command_lists_every_subcommand_with_its_description_and_exits_2(caps
     parser = build_parser()
     (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     listed = {choice.dest: " ".join(choice.help.split()) for choice in subparsers._choices_actions}
-    assert set(listed) == set(sims.cli.SUBCOMMANDS)
+    assert set(listed) == set(cli.SUBCOMMANDS)
     flat = " ".join(err.split())
     for name, help_text in listed.items():
         assert f"{name} {help_text}" in flat, name
@@ -129,13 +129,13 @@ def test_negative_numbers_in_scientific_notation_are_values(capsys):
 @pytest.mark.parametrize(
     ("parse", "text", "value"),
     [
-        (sims.cli.arguments.positive_int, "3", 3),
-        (sims.cli.arguments.positive_int, "1e4", 10_000),
-        (sims.cli.arguments.nonnegative_int, "0", 0),
-        (sims.cli.arguments.finite_float, "-1e-3", -0.001),
-        (sims.cli.arguments.nonnegative_float, "0", 0.0),
-        (sims.cli.arguments.positive_float, "1e-300", 1e-300),
-        (sims.cli.arguments.real(0, 1), "1", 1.0),
+        (cli.arguments.positive_int, "3", 3),
+        (cli.arguments.positive_int, "1e4", 10_000),
+        (cli.arguments.nonnegative_int, "0", 0),
+        (cli.arguments.finite_float, "-1e-3", -0.001),
+        (cli.arguments.nonnegative_float, "0", 0.0),
+        (cli.arguments.positive_float, "1e-300", 1e-300),
+        (cli.arguments.real(0, 1), "1", 1.0),
     ],
 )
 def test_argument_types_accept(parse, text, value):
@@ -145,19 +145,19 @@ def test_argument_types_accept(parse, text, value):
 @pytest.mark.parametrize(
     ("parse", "text", "message"),
     [
-        (sims.cli.arguments.positive_int, "0", "an integer in [1, inf). Got 0 instead."),
-        (sims.cli.arguments.positive_int, "1.5", "Got '1.5' instead."),
-        (sims.cli.arguments.positive_int, "1e400", "Got '1e400' instead."),
-        (sims.cli.arguments.positive_int, "nan", "Got 'nan' instead."),
-        (sims.cli.arguments.nonnegative_int, "-1", "an integer in [0, inf). Got -1 instead."),
-        (sims.cli.arguments.integer(high=4), "5", "an integer in (-inf, 4]. Got 5 instead."),
-        (sims.cli.arguments.finite_float, "nan", "a finite number in (-inf, inf). Got nan"),
-        (sims.cli.arguments.finite_float, "-inf", "Got -inf instead."),
-        (sims.cli.arguments.finite_float, "1e309", "Got 1e309 instead."),
-        (sims.cli.arguments.finite_float, "x", "Got 'x' instead."),
-        (sims.cli.arguments.positive_float, "0", "a finite number in (0, inf). Got 0 instead."),
-        (sims.cli.arguments.nonnegative_float, "-0.5", "in [0, inf). Got -0.5 instead."),
-        (sims.cli.arguments.real(0, 1, high_open=True), "1", "in [0, 1). Got 1 instead."),
+        (cli.arguments.positive_int, "0", "an integer in [1, inf). Got 0 instead."),
+        (cli.arguments.positive_int, "1.5", "Got '1.5' instead."),
+        (cli.arguments.positive_int, "1e400", "Got '1e400' instead."),
+        (cli.arguments.positive_int, "nan", "Got 'nan' instead."),
+        (cli.arguments.nonnegative_int, "-1", "an integer in [0, inf). Got -1 instead."),
+        (cli.arguments.integer(high=4), "5", "an integer in (-inf, 4]. Got 5 instead."),
+        (cli.arguments.finite_float, "nan", "a finite number in (-inf, inf). Got nan"),
+        (cli.arguments.finite_float, "-inf", "Got -inf instead."),
+        (cli.arguments.finite_float, "1e309", "Got 1e309 instead."),
+        (cli.arguments.finite_float, "x", "Got 'x' instead."),
+        (cli.arguments.positive_float, "0", "a finite number in (0, inf). Got 0 instead."),
+        (cli.arguments.nonnegative_float, "-0.5", "in [0, inf). Got -0.5 instead."),
+        (cli.arguments.real(0, 1, high_open=True), "1", "in [0, 1). Got 1 instead."),
     ],
 )
 def test_argument_types_refuse_naming_the_range_and_the_value(parse, text, message):
@@ -166,7 +166,7 @@ def test_argument_types_refuse_naming_the_range_and_the_value(parse, text, messa
 
 
 def test_argument_types_examples():
-    assert doctest.testmod(sims.cli.arguments).failed == 0
+    assert doctest.testmod(cli.arguments).failed == 0
 
 
 def _parsers(parser: argparse.ArgumentParser):
@@ -184,7 +184,7 @@ PARSERS = list(_parsers(build_parser()))
 def test_the_walk_reaches_nested_subcommands():
     progs = {parser.prog for parser in PARSERS}
     assert {"pruneleak", "pruneleak bound priprune", "pruneleak bound fedltp"} <= progs
-    assert {f"pruneleak {name}" for name in sims.cli.SUBCOMMANDS} <= progs
+    assert {f"pruneleak {name}" for name in cli.SUBCOMMANDS} <= progs
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=lambda parser: parser.prog)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pruneleak import sims
 from pruneleak.bounds import claims
+from pruneleak.sims import cli
 from pruneleak.sims.cli import main
 
 KEYS = {"id", "paper", "location", "statement", "verdict", "evidence"}
@@ -19,8 +19,8 @@ VERDICTS = {"holds", "holds-on-domain", "fails", "inconclusive"}
 def _in_a_temporary_folder(monkeypatch, tmp_path):
     # The parser with this subcommand alone (the others are written in parallel), run
     # from an empty folder so that every file it writes can be seen.
-    assert "verify" in sims.cli.SUBCOMMANDS
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("verify",))
+    assert "verify" in cli.SUBCOMMANDS
+    monkeypatch.setattr(cli, "SUBCOMMANDS", ("verify",))
     monkeypatch.chdir(tmp_path)
 
 

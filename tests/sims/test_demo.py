@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from pruneleak import sims
+from pruneleak.sims import cli
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.demo import (
     LEAKAGE_FIELDS,
@@ -128,9 +128,9 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
     tmp_path, monkeypatch, capsys, options, out
 ):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))  # the others are not needed
+    monkeypatch.setattr(cli, "SUBCOMMANDS", ("demo",))  # the others are not needed
     argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
-    assert sims.cli.main([*argv, *TINY_LEAKAGE, *options]) == 0
+    assert cli.main([*argv, *TINY_LEAKAGE, *options]) == 0
     results = tmp_path / out / "demo.jsonl"
     records = list(ResultStore(results).records())
     names = ("demo.jsonl", *(f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")))
@@ -152,14 +152,14 @@ def test_demo_command_writes_its_results_and_figure_under_out_only(
     assert "HMINE bits" in printed  # the estimator part's table
     before = results.read_text()
     rerun = [*argv, *TINY_LEAKAGE, *options, "--no-figure"]
-    assert sims.cli.main(rerun) == 0  # resumes: nothing appended, the leakage part included
+    assert cli.main(rerun) == 0  # resumes: nothing appended, the leakage part included
     assert results.read_text() == before
 
 
 def test_no_leakage_skips_the_leakage_part_and_its_figure(tmp_path, monkeypatch):
-    monkeypatch.setattr(sims.cli, "SUBCOMMANDS", ("demo",))
+    monkeypatch.setattr(cli, "SUBCOMMANDS", ("demo",))
     argv = ["demo", "--rates", "0", "--images", "1", "--iterations", "1", "--stats-samples", "8"]
-    assert sims.cli.main([*argv, "--no-leakage", "--out", str(tmp_path)]) == 0
+    assert cli.main([*argv, "--no-leakage", "--out", str(tmp_path)]) == 0
     assert {f for f in files_under(tmp_path) if not f.startswith("reconstructions/")} == {
         "demo.jsonl",
         "demo_bound_vs_nmi.png",

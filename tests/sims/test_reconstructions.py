@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from pruneleak import sims
+from pruneleak.sims import cli
 from pruneleak.sims.cli.sweep import main as sweep_main
 from pruneleak.sims.core.reconstructions import (
     load_reconstructions,
@@ -119,7 +119,7 @@ def test_quick_demo_on_the_faces_writes_records_reconstructions_and_figures(tmp_
         "--leakage-rates", "0.5", "--noise", "0", "--candidates", "8", "--samples", "16",
         "--leakage-targets", "1", "--leakage-iterations", "1",
     ]  # fmt: skip
-    assert sims.cli.main(argv) == 0
+    assert cli.main(argv) == 0
     records = list(ResultStore(tmp_path / "demo.jsonl").records())
     assert {r.get("kind", "leakage") for r in records} == {"bound", "attack", "leakage"}
     assert all(r["dataset"] == "faces" for r in records)

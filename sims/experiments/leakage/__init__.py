@@ -52,6 +52,7 @@ from pruneleak.sims.experiments.leakage.config import (
     MAX_NOISE_STD,
     MODELS,
     LeakageConfig,
+    check_count,
 )
 from pruneleak.sims.experiments.leakage.study import job_key, reconstruction_key, run_leakage
 from pruneleak.sims.experiments.leakage.tables import (
@@ -73,6 +74,7 @@ __all__ = [
     "GivenSetup",
     "LeakageConfig",
     "World",
+    "check_count",
     "format_attacks_table",
     "format_estimates_table",
     "format_rounds_table",

@@ -63,6 +63,12 @@ MAX_COUNTS = {
 }
 
 
+def check_count(name: str, value, *, func: str, low: int, limit: str | None = None) -> int:
+    """``value`` as an int in ``[low, MAX_COUNTS[limit or name]]``, else ValueError naming
+    ``name`` (:func:`bounds.validation.check_int`)."""
+    return check_int(name, value, func=func, low=low, high=MAX_COUNTS[limit or name])
+
+
 @dataclass(frozen=True)
 class LeakageConfig:
     """One leakage study: the candidate set, the model, the release, the grid of ``p`` and ``s``.
@@ -175,14 +181,10 @@ class LeakageConfig:
             check_real("rates", p, func=func, low=0, high=1)
         for s in self.noise_stds:
             check_real("noise_stds", s, func=func, low=0, high=MAX_NOISE_STD)
-        check_int("rounds", self.rounds, func=func, low=1, high=MAX_COUNTS["rounds"])
-        check_int("local_steps", self.local_steps, func=func, low=1, high=MAX_COUNTS["local_steps"])
-        check_int(
-            "other_clients", self.other_clients, func=func, low=0, high=MAX_COUNTS["other_clients"]
-        )
-        check_int(
-            "warmup_rounds", self.warmup_rounds, func=func, low=0, high=MAX_COUNTS["warmup_rounds"]
-        )
+        check_count("rounds", self.rounds, func=func, low=1)
+        check_count("local_steps", self.local_steps, func=func, low=1)
+        check_count("other_clients", self.other_clients, func=func, low=0)
+        check_count("warmup_rounds", self.warmup_rounds, func=func, low=0)
         if self.warmup_batch_size is None:
             object.__setattr__(self, "warmup_batch_size", self.batch_size)
         check_int("warmup_batch_size", self.warmup_batch_size, func=func, low=1)
@@ -218,28 +220,10 @@ class LeakageConfig:
                 f"than one step or round, or a defense); at most {MAX_SECRETS} are allowed. "
                 f"Got {self.batch_size} instead: lower it or 'candidates'."
             )
-        check_int("samples", self.samples, func=func, low=2, high=MAX_COUNTS["samples"])
-        check_int(
-            "randomness_draws",
-            self.randomness_draws,
-            func=func,
-            low=2,
-            high=MAX_COUNTS["randomness_draws"],
-        )
-        check_int(
-            "attack_targets",
-            self.attack_targets,
-            func=func,
-            low=1,
-            high=MAX_COUNTS["attack_targets"],
-        )
-        check_int(
-            "attack_iterations",
-            self.attack_iterations,
-            func=func,
-            low=1,
-            high=MAX_COUNTS["attack_iterations"],
-        )
+        check_count("samples", self.samples, func=func, low=2)
+        check_count("randomness_draws", self.randomness_draws, func=func, low=2)
+        check_count("attack_targets", self.attack_targets, func=func, low=1)
+        check_count("attack_iterations", self.attack_iterations, func=func, low=1)
         check_int("nmi_levels", self.nmi_levels, func=func, low=2)
         if self.stats_samples is None:
             object.__setattr__(self, "stats_samples", min(256, self.candidates))
@@ -250,26 +234,14 @@ class LeakageConfig:
             for n in sizes:
                 check_int("theorem1_sample_sizes", n, func=func, low=2, high=self.candidates)
         if self.estimate_draws != 0:
-            check_int(
-                "estimate_draws",
-                self.estimate_draws,
-                func=func,
-                low=16,
-                high=MAX_COUNTS["estimate_draws"],
-            )
+            check_count("estimate_draws", self.estimate_draws, func=func, low=16)
             if not self.one_step:
                 raise ValueError(
                     f"The 'estimate_draws' parameter of {func} must be 0 for a release other "
                     "than one FedSGD step without a defense (the estimators see one step). "
                     f"Got {self.estimate_draws} instead."
                 )
-        check_int(
-            "estimate_steps",
-            self.estimate_steps,
-            func=func,
-            low=1,
-            high=MAX_COUNTS["estimate_steps"],
-        )
+        check_count("estimate_steps", self.estimate_steps, func=func, low=1)
         check_lr("client_lr", self.client_lr, func=func)
         check_seed(self.seed, func=func)
         check_device(self.device, func=func)

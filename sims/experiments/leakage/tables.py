@@ -34,7 +34,7 @@ def format_table(records: list[dict]) -> str:
     """One line per (p, s): every quantity in bits (the exact value with its interval and
     method, the ceiling, the valid upper bounds, Theorem 1 with its status), success in
     [0, 1] (Bayes-optimal, and the DP bound on any attack's)."""
-    cells = _grid_cells(records)
+    point = _grid_cells(records)
     lines = [
         f"{'p':>5} {'s':>7} {'M':>5} {'ceiling':>7} {'exact [95% CI]':>21} {'method':>11} "
         f"{'Bayes':>5} {'DP<=':>5} {'Gauss':>8} {'T1 published':>20} {'T1 corrected':>20}"
@@ -43,7 +43,7 @@ def format_table(records: list[dict]) -> str:
         lo, hi = r["exact_ci_bits"]
         status = r["theorem1_status"]
         lines.append(
-            f"{cells(r)} {r['candidates']:>5d} "
+            f"{point(r)} {r['candidates']:>5d} "
             f"{r['ceiling_bits']:>7.2f} {r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] "
             f"{r['exact_method']:>11} {_bits(r['bayes_success']):>5} "
             f"{_bits(r['dp_success_bound']):>5} {_bits(r['gaussian_bound_bits']):>8} "
@@ -57,7 +57,7 @@ def format_attacks_table(records: list[dict]) -> str:
     """One line per (p, s): per attack (names in the header) its identification success,
     Fano's lower bound on the bits, the NMI of its reconstructions and PSNR (dB), with
     NMI's chance level, beside the exact bits and the model's accuracy."""
-    cells = _grid_cells(records)
+    point = _grid_cells(records)
     names = "/".join(records[0]["attack_success"]) if records else ""
     lines = [
         f"{'p':>5} {'s':>7} {'exact':>6} {'success ' + names:>20} {'Fano ' + names:>18} "
@@ -65,7 +65,7 @@ def format_attacks_table(records: list[dict]) -> str:
     ]
     for r in records:
         lines.append(
-            f"{cells(r)} {r['exact_bits']:>6.2f} "
+            f"{point(r)} {r['exact_bits']:>6.2f} "
             f"{_pair(r['attack_success'], '.2f'):>20} {_pair(r['fano_lower_bits'], '.2f'):>18} "
             f"{_pair(r['nmi'], '.3f'):>18} {r['nmi_chance']:>6.3f} "
             f"{_pair(r['psnr'], '.1f'):>18} {r['accuracy']:>8.3f}"
@@ -76,7 +76,7 @@ def format_attacks_table(records: list[dict]) -> str:
 def format_rounds_table(records: list[dict]) -> str:
     """One line per (p, s, T'): the exact bits after ``T'`` rounds beside the per-round sum
     and PriPrune's Corollary 1 (published, corrected) with its status."""
-    cells = _grid_cells(records)
+    point = _grid_cells(records)
     lines = [
         f"{'p':>5} {'s':>7} {'T':>3} {'exact [95% CI]':>21} {'sum of rounds':>13} "
         f"{'ceiling':>7} {'Cor.1 published':>23} {'Cor.1 corrected':>23}"
@@ -86,7 +86,7 @@ def format_rounds_table(records: list[dict]) -> str:
             lo, hi = entry["exact_ci_bits"]
             status = entry["corollary1_status"]
             lines.append(
-                f"{cells(r)} {entry['rounds']:>3d} "
+                f"{point(r)} {entry['rounds']:>3d} "
                 f"{entry['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] "
                 f"{entry['per_round_sum_bits']:>13.2f} {r['ceiling_bits']:>7.2f} "
                 f"{entry['corollary1_published_bits']:>13.1f} {status['published']:>9} "
@@ -98,7 +98,7 @@ def format_rounds_table(records: list[dict]) -> str:
 def format_estimates_table(records: list[dict]) -> str:
     """Plain-text table of the estimates against the exact value, one line per (p, s > 0):
     each estimator's bits, its interval where it has one, and its relative error."""
-    cells = _grid_cells(records)
+    point = _grid_cells(records)
     names = ("ksg", "mine", "hmine")
     lines = [
         f"{'p':>5} {'s':>7} {'M':>5} {'exact [95% CI]':>21} "
@@ -119,7 +119,7 @@ def format_estimates_table(records: list[dict]) -> str:
             error = (e["bits"] - r["exact_bits"]) / r["exact_bits"] if r["exact_bits"] else math.nan
             cells.append(f"{e['bits']:>7.2f} {ci:>14} {error:>+9.0%}")
         lines.append(
-            f"{cells(r)} {r['candidates']:>5d} "
+            f"{point(r)} {r['candidates']:>5d} "
             f"{r['exact_bits']:>6.2f} [{lo:>5.2f}, {hi:>5.2f}] " + " ".join(cells)
         )
     return "\n".join(lines)
