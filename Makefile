@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 FIGURES := paper_figs
 
-.PHONY: demo test install lint figures bench clean
+.PHONY: demo test test-fast install lint figures bench clean
 
 $(PY):
 	# --system-site-packages: a torch already installed on the machine (e.g. a CUDA build)
@@ -27,10 +27,17 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
-test: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+# Two stages: the fast lane (unit, property, invalid-input and doctests; `make test-fast`
+# alone while developing), then the end-to-end checks (notebooks, Ray, the installed
+# package, a Flower simulation: marker e2e). pytest's exit status 5 (no test collected)
+# fails either stage.
+test: lint test-fast
+	$(PY) -m pytest -m e2e
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not e2e"
 
 # The demo figures, the quick demo on the faces (the README's face reconstructions, about
 # a minute), the verification report and every notebook's figures, into the committed
@@ -41,6 +48,11 @@ figures: $(STAMP)
 	$(VENV)/bin/pruneleak demo --dataset faces --quick --out $(FIGURES)/faces
 	$(VENV)/bin/pruneleak verify --out $(FIGURES)
 	$(VENV)/bin/pruneleak figures --notebooks notebooks --out $(FIGURES)
+
+# Every benchmarks/bench_*.py at its --quick size, one after the other, each ending with
+# its `headline:` lines (the full sizes: run a script without --quick).
+bench: $(STAMP)
+	for script in benchmarks/bench_*.py; do $(PY) $$script --quick || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bounds", "estimators", "sims")
 # What a module may not name in a string: folders of a checkout, or a step out of it.

@@ -52,7 +52,7 @@ def run_notebook(
     *,
     scale: str = "quick",
     figure_dir: str | os.PathLike | None = None,
-    timeout: int = 600,
+    timeout: float | None = None,
 ) -> None:
     """Execute a notebook in a fresh kernel (outputs are not written back).
 
@@ -60,6 +60,10 @@ def run_notebook(
     ``figure_dir`` is given, ``$PRUNELEAK_FIG_DIR`` set to it (made absolute, since the
     kernel's working directory is the notebook's). This process's environment is left
     as it was. Raises ``nbclient.exceptions.CellExecutionError`` naming the failing cell.
+
+    ``timeout``: seconds allowed to each cell; None (default) sets no per-cell limit,
+    since a loaded host can slow one cell past any fixed limit (a paper-scale cell runs
+    for hours): whoever runs the notebook bounds the whole run if it must.
     """
     import nbclient
     import nbformat

@@ -19,6 +19,8 @@ from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.fl.release import release_vectors
 from pruneleak.sims.pruning.mask import Mask
 
+pytestmark = pytest.mark.e2e
+
 LR = 0.5
 M = 8  # candidates per client
 #: each client's secret: the candidate it trains on (B = 1), by partition id

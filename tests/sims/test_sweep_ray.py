@@ -19,7 +19,6 @@ import sys
 import time
 
 import pytest
-import ray
 import torch
 from test_sweep import TINY, TINY_TOML
 
@@ -28,6 +27,9 @@ from pruneleak.sims.core.runtime import cpu_tuning
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
 from pruneleak.sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
+
+ray = pytest.importorskip("ray")  # the ray extra (make install has it)
+pytestmark = pytest.mark.e2e
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
