@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import special
+from scipy import special, stats
 
 from pruneleak.bounds import leakage
 from pruneleak.bounds.leakage import batches as batches_module
@@ -371,6 +371,40 @@ def test_bracket_limits_are_exact():
     sharp = leakage.batch_leakage(releases, 1e-3, 5, samples=100, negatives=7, max_enumerated=0)
     assert sharp.bracket_bits[0] == pytest.approx(3.0, abs=1e-6)
     assert sharp.bracket_bits[1] == pytest.approx(math.log2(math.comb(30, 5)), abs=1e-6)
+
+
+@pytest.mark.parametrize(("m", "b"), [(5, 2), (6, 3), (8, 6)])
+def test_random_subsets_are_uniform_over_subsets_and_elements(m, b):
+    """Catches a non-uniform subset sampler (e.g. one subset or one element drawn 2:1):
+    the bracket's truth and negatives, InfoNCE and leave-one-out assume uniform B-subsets.
+
+    Both routes: Floyd's algorithm (B^2 <= 4M: (5, 2), (6, 3)) and the B smallest of M
+    uniform keys ((8, 6), in two chunks of rows). 200,000 draws (fixed seed); a chi-square
+    test of the C(M, B) subset counts and of the M element counts at level 1e-6 (the
+    false-alarm rate of a correct sampler, each test). One subset twice as likely as the
+    others (probability 2 / (C + 1) for C subsets, not 1 / C) moves its count tens of
+    standard deviations at M = 5, B = 2 (36,364 against 20,000 +- 134)."""
+    n = 200_000
+    rng = np.random.default_rng(20240532)
+    chunk = batches_module._CHUNK_FLOATS // m
+    assert b * b <= 4 * m or chunk < n  # the keys route is run on more than one chunk
+    subsets = batches_module._random_subsets(rng, m, b, n)
+    assert subsets.shape == (n, b)
+    assert subsets.min() >= 0 and subsets.max() < m
+    assert (np.sort(subsets, axis=1)[:, 1:] != np.sort(subsets, axis=1)[:, :-1]).all()
+    codes = np.bitwise_or.reduce(np.left_shift(1, subsets), axis=1)
+    every = [sum(1 << i for i in s) for s in itertools.combinations(range(m), b)]
+    counts = np.bincount(codes, minlength=1 << m)[every]
+    assert counts.sum() == n  # every draw is one of the C(M, B) subsets
+    assert stats.chisquare(counts).pvalue > 1e-6
+    # Each element is in a uniform B-subset with probability B / M. The M counts are not
+    # a multinomial (each draw adds B distinct elements): on the sum-zero deviations their
+    # covariance is n (B / M)(M - B) / (M - 1) times the identity, so Pearson's statistic
+    # is (M - B) / (M - 1) times a chi-square with M - 1 degrees of freedom.
+    marginal = np.bincount(subsets.ravel(), minlength=m)
+    expected = n * b / m
+    statistic = ((marginal - expected) ** 2 / expected).sum() * (m - 1) / (m - b)
+    assert stats.chi2.sf(statistic, m - 1) > 1e-6
 
 
 def test_bracket_on_a_huge_number_of_batches():

@@ -299,6 +299,27 @@ def test_recover_labels_finds_a_present_class_with_a_positive_sum():
     assert recover_labels(g, num_classes=3, batch_size=5).tolist() == [0, 2, 2, 2, 2]
 
 
+def test_recover_labels_keeps_the_b_most_negative_of_more_than_b_negative_sums():
+    """Catches the "at most B classes" rule removed (or keeping the first B negative
+    classes by index): B = 2 and three negative row sums, -1, -3, -2 (classes 1, 3, 4),
+    so step 1 keeps the two most negative, classes 3 and 4, and returns exactly B
+    labels. m = (1 + 1/6)(-1 - 3 - 2) / 2 = -3.5; no fill step runs (the tklab-tud/LLG
+    code returns all three negative classes)."""
+    sums = torch.tensor([0.5, -1.0, 0.25, -3.0, -2.0, 1.0], dtype=torch.float64)
+    spread = torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)  # rows sum to ``sums``
+    g = {
+        "features.weight": torch.full((6, 4), -5.0, dtype=torch.float64),  # not the last
+        "fc.weight": sums[:, None] * spread,
+        "fc.bias": torch.zeros(6, dtype=torch.float64),
+    }
+    torch.testing.assert_close(g["fc.weight"].sum(1), sums)
+    assert recover_labels(g, num_classes=6, batch_size=2).tolist() == [3, 4]
+    # B = 3 takes all three; B = 4 (m = -1.75) fills with the smallest lifted sum,
+    # class 3's -3 + 1.75 = -1.25 (class 4's -0.25, class 1's 0.75, class 2's 0.25).
+    assert recover_labels(g, num_classes=6, batch_size=3).tolist() == [1, 3, 4]
+    assert recover_labels(g, num_classes=6, batch_size=4).tolist() == [1, 3, 3, 4]
+
+
 def test_recover_labels_of_one_image_is_idlg(model, weights, digits):
     """B = 1: LLG's first (or fill) step takes argmin_i s_i, iDLG's rule, on 8 digits,
     dense and under a p = 0.5 mask; here also the true label."""

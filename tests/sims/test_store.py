@@ -105,6 +105,44 @@ def test_the_index_sees_what_another_writer_appended(tmp_path):
     assert [r["key"] for r in ResultStore(path).records()] == ["a", "b"]
 
 
+def test_an_append_refuses_a_key_another_writer_appended_after_its_last_look(tmp_path):
+    """Catches a disabled incremental index: A has read the file (its index is built), B
+    appends k, then A.append(k) must read B's bytes under the lock and refuse, with no
+    ``k in A`` or new ResultStore in between, and A's next look must see k."""
+    path = tmp_path / "r.jsonl"
+    a, b = ResultStore(path), ResultStore(path)
+    a.append({"key": "first"})
+    assert a.done() == {"first"} and "k" not in a  # A's index is built, and stale below
+    assert b.append({"key": "k", "by": "B"}) is True
+    size = path.stat().st_size
+    assert a.append({"key": "k", "by": "A"}) is False
+    assert path.stat().st_size == size
+    assert list(ResultStore(path).records()) == [{"key": "first"}, {"key": "k", "by": "B"}]
+    assert "k" in a and a.done() == {"first", "k"}
+    # And the other way round, A's own append read back by B incrementally:
+    assert a.append({"key": "later"}) is True
+    assert "later" in b and b.append({"key": "later"}) is False
+    assert [r["key"] for r in ResultStore(path).records()] == ["first", "k", "later"]
+
+
+def test_a_repeated_key_written_after_the_last_look_is_damage(tmp_path):
+    """Catches an incremental read that checks the new lines among themselves only: a
+    line repeating an indexed key, written after the index was built (by a writer that
+    ignored the lock, or an edit), is the same damage a fresh read reports."""
+    path = tmp_path / "r.jsonl"
+    store = ResultStore(path)
+    store.append({"key": "a"})
+    store.append({"key": "b"})
+    assert store.done() == {"a", "b"}
+    with open(path, "a") as fh:  # appended in place: same file, the index keeps its offset
+        fh.write(lines({"key": "c"}, {"key": "a", "v": 2}))
+    message = r"r\.jsonl.*line 4.*the key 'a' is already on line 1"
+    with pytest.raises(ValueError, match=message):
+        ResultStore(path).done()
+    with pytest.raises(ValueError, match=message):
+        _ = "c" in store
+
+
 def test_the_index_starts_over_when_the_file_is_replaced(tmp_path):
     """An index that kept its byte offset across a replaced file would read from the
     middle of a line (an error) or skip records (a wrong answer)."""
