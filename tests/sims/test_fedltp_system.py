@@ -26,10 +26,12 @@ from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fedltp import (
     DPLocalTrainer,
     FedLTPConfig,
+    affordable_rounds,
     epsilon_after,
     find_ticket,
     iterative_client_masks,
     noisy_scores,
+    prune_remaining,
     retention_rates,
     run_fedltp,
     select_ticket,
@@ -37,7 +39,7 @@ from pruneleak.sims.fedltp import (
     split_fedltp_data,
     split_for_config,
 )
-from pruneleak.sims.fedltp.tickets import Ticket, load_params
+from pruneleak.sims.fedltp.tickets import Ticket, load_params, train_masked
 from pruneleak.sims.models import build_model
 from pruneleak.sims.pruning.mask import Mask, prunable_names
 
@@ -260,6 +262,52 @@ def test_no_noise_means_no_round_is_run(digits):
     assert result.best_round == 0  # the ticket itself is all there is
 
 
+def test_budget_stop_record_counts_the_rounds_that_ran(digits, tmp_path):
+    """Catches the budget-stop record saying 4 rounds when 3 ran (issue 32): the stop
+    record's rounds_run, the result's and the stored round records agree, fresh and resumed."""
+    base = tiny_config(rounds=10, noise_multiplier=3.0)
+    data = split_for_config(digits, base)
+    rate = min(1.0, base.batch_size / min(len(c) for c in data.clients_train))
+    eps = [epsilon_after(base, t, sampling_rate=rate) for t in (3, 4)]
+    config = FedLTPConfig(**{**base.as_dict(), "epsilon": (eps[0] + eps[1]) / 2})
+    assert affordable_rounds(config, sampling_rate=rate) == 3  # rounds 1-3 fit, 4 would not
+
+    def stop_and_rounds(path):
+        records = list(ResultStore(path).records())
+        stops = [r for r in records if r["key"].endswith("/stop")]
+        assert len(stops) == 1  # written once, not again on a rerun
+        return stops[0], sorted(r["round"] for r in records if "round" in r)
+
+    def kill_after_round_2(record):
+        if record["round"] == 2:
+            raise _Killed
+
+    with pytest.raises(_Killed):  # killed, then resumed: the stop is written by the rerun
+        run_fedltp(
+            config,
+            data,
+            logreg_factory,
+            store=ResultStore(tmp_path / "a.jsonl"),
+            device="cpu",
+            on_round=kill_after_round_2,
+        )
+    for _ in range(2):  # the resumed run, then a rerun of the finished run
+        result = run_fedltp(
+            config, data, logreg_factory, store=ResultStore(tmp_path / "a.jsonl"), device="cpu"
+        )
+        stop, rounds = stop_and_rounds(tmp_path / "a.jsonl")
+        assert rounds == [1, 2, 3]
+        assert stop["reason"] == "budget" and result.stopped_by_budget
+        assert stop["rounds_run"] == result.rounds_run == len(rounds) == 3
+    # uninterrupted, in a fresh store
+    result = run_fedltp(
+        config, data, logreg_factory, store=ResultStore(tmp_path / "b.jsonl"), device="cpu"
+    )
+    stop, rounds = stop_and_rounds(tmp_path / "b.jsonl")
+    assert rounds == [1, 2, 3] and result.stopped_by_budget
+    assert stop["rounds_run"] == result.rounds_run == len(rounds) == 3
+
+
 # ---- Laplace validation ---------------------------------------------------------------------
 
 
@@ -298,6 +346,37 @@ def test_ticket_has_the_requested_sparsity_and_rewinds_to_w0(digits, iterations)
     # the seed fixes w0: a second call gives the same ticket
     again = find_ticket(factory, data.public, data.public_val, **options)
     assert again.mask.equals(ticket.mask)
+
+
+def test_second_pruning_iteration_trains_from_w0_not_from_the_first_iterations_weights(digits):
+    """Catches Fed-LTP's ticket search without rewinding to w0 (issue 32): iteration 2
+    must train ``mask_1 ⊙ w0``, not continue from iteration 1's trained weights."""
+    data = split_fedltp_data(digits, num_clients=4, seed=0)
+    options = {"prune_degree": 0.3, "steps": 15, "lr": 1e-2, "batch_size": 32, "seed": 3}
+    first = find_ticket(logreg_factory, data.public, data.public_val, iterations=1, **options)
+    ticket = find_ticket(logreg_factory, data.public, data.public_val, iterations=2, **options)
+    for name, w0 in first.init.items():
+        assert torch.equal(ticket.init[name], w0)  # same seed, same w0 and first iteration
+
+    def second_iteration(start):  # train_masked as find_ticket's iteration 1 calls it
+        module = logreg_factory()
+        load_params(module, first.mask.apply(start))
+        train_masked(
+            module,
+            first.mask,
+            data.public,
+            seed=options["seed"] * 1000 + 1,  # find_ticket: seed * 1000 + iteration
+            device="cpu",
+            **{k: options[k] for k in ("steps", "lr", "batch_size")},
+        )
+        return {n: p.detach().clone() for n, p in module.named_parameters()}
+
+    rewound = second_iteration(first.init)
+    continued = second_iteration(first.trained)  # the bug: no rewind to w0
+    for name, value in rewound.items():
+        assert not torch.equal(continued[name], value)  # the two differ: the test can tell
+        assert torch.equal(ticket.trained[name], value), name  # bit for bit
+    assert ticket.mask.equals(prune_remaining(rewound, first.mask, options["prune_degree"]))
 
 
 def test_selection_probabilities_match_eq_10():
