@@ -24,6 +24,7 @@ def test_notebook_is_committed_without_outputs(path):
     assert code_cells
     assert all(not c.outputs and c.execution_count is None for c in code_cells)
     assert "PRUNELEAK_SCALE" in code_cells[0].source, "first cell must read the scale"
+    assert "current_scale()" in code_cells[0].source, "through current_scale, which checks it"
 
 
 # The whole notebook is bounded, never one cell (a loaded CI host slows cells unevenly):
