@@ -47,6 +47,22 @@ def _interval(low, high, low_inclusive, high_inclusive) -> str:
     return f"{left}{lo}, {hi}{right}"
 
 
+#: Largest seed: numpy's and torch's generators take seeds in [0, 2**63 - 1].
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(value, *, func: str, name: str = "seed") -> int:
+    """Return ``value`` as an int seed in ``[0, MAX_SEED]``, else raise ValueError (the one
+    check of a seed, for every layer).
+
+    Examples
+    --------
+    >>> check_seed(7, func="f")
+    7
+    """
+    return check_int(name, value, func=func, low=0, high=MAX_SEED)
+
+
 def check_real(
     name: str,
     value,

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pruneleak.bounds.validation import check_finite_array, check_int
-
-#: Largest seed accepted: numpy takes any non-negative int, torch's ``manual_seed`` at most
-#: 2**64 - 1; one bound for both keeps a seed valid for every estimator.
-MAX_SEED = 2**63 - 1
+from pruneleak.bounds.validation import MAX_SEED as MAX_SEED  # re-exported
+from pruneleak.bounds.validation import check_finite_array
+from pruneleak.bounds.validation import check_seed as check_seed  # re-exported
 
 
 def to_numpy(name: str, value, *, func: str, ndim: int | None = None) -> np.ndarray:
@@ -98,14 +96,3 @@ def check_values_in(
             f"The '{name}' parameter of {func} must have values in {range_name}="
             f"[{low:g}, {high:g}]. Got values in [{lo:g}, {hi:g}] instead."
         )
-
-
-def check_seed(value, *, func: str, name: str = "seed") -> int:
-    """Return ``value`` as an int seed in ``[0, MAX_SEED]``, else raise ValueError.
-
-    Examples
-    --------
-    >>> check_seed(7, func="f")
-    7
-    """
-    return check_int(name, value, func=func, low=0, high=MAX_SEED)

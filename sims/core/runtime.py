@@ -24,7 +24,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from pruneleak.bounds.validation import check_int
+from pruneleak.bounds.validation import MAX_SEED as MAX_SEED  # re-exported
+from pruneleak.bounds.validation import check_int, check_seed
 
 if TYPE_CHECKING:
     import torch
@@ -88,16 +89,6 @@ def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> It
             mallopt(_M_TRIM_THRESHOLD, _DEFAULT_THRESHOLD_BYTES)
         if torch is not None and torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
-
-
-#: Largest seed: torch's generators take seeds below 2**64; 2**63 - 1 leaves room for the
-#: per-target offsets some studies add (``seed + target``).
-MAX_SEED = 2**63 - 1
-
-
-def check_seed(value, *, func: str, name: str = "seed") -> int:
-    """Return the seed ``value`` as an int in ``[0, MAX_SEED]``, else raise ValueError."""
-    return check_int(name, value, func=func, low=0, high=MAX_SEED)
 
 
 @contextmanager
