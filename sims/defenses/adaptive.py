@@ -381,7 +381,7 @@ class PriPruneDefense(Defense):
         saved = self._withheld.get(client_id)
         if saved is None:
             return {n: start[n] for n in names}
-        return {n: saved[n][1].to(start[n].device) for n in names}
+        return {n: saved[n].values.to(start[n].device) for n in names}
 
     def step_options(self, lr: float, gradient_at: str) -> dict:
         """The keyword options of :func:`priprune_update` for this defense and client ``lr``

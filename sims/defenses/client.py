@@ -25,7 +25,7 @@ weights, is appended to :attr:`Defense.records`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import torch
 from torch import nn
@@ -62,6 +62,15 @@ def withheld_fraction(base: Mask, shared: Mask) -> float:
     return withheld / kept if kept else 0.0
 
 
+class Withheld(NamedTuple):
+    """What Pseudo-Pruning keeps of a client's prunable tensor after its round: the
+    ``flags`` of the base-kept weights it withheld, and its trained ``values``, from which
+    its next round starts on those weights (module docstring)."""
+
+    flags: torch.Tensor
+    values: torch.Tensor
+
+
 class Defense:
     """Base class: a client-side defense after the base scheme (module docstring).
 
@@ -80,7 +89,7 @@ class Defense:
         self.pseudo = check_bool("pseudo", pseudo, func=type(self).__name__)
         self.seed = check_seed(seed, func=type(self).__name__)
         self.records: list[dict] = []
-        self._withheld: dict[int, dict[str, tuple[torch.Tensor, torch.Tensor]]] = {}
+        self._withheld: dict[int, dict[str, Withheld]] = {}
 
     @property
     def label(self) -> str:
@@ -91,7 +100,9 @@ class Defense:
         """The weights client ``client_id`` starts its round from (module docstring)."""
         saved = self._withheld.get(client_id, {})
         return {
-            name: torch.where(saved[name][0], saved[name][1], value) if name in saved else value
+            name: torch.where(saved[name].flags, saved[name].values, value)
+            if name in saved
+            else value
             for name, value in global_params.items()
         }
 
@@ -138,9 +149,9 @@ class Defense:
         self.records.append(
             {"round": t, "client": client_id, "rate": withheld_fraction(base, shared)}
         )
-        if self.pseudo:  # per prunable tensor: (withheld flags, the trained values)
+        if self.pseudo:
             self._withheld[client_id] = {
-                n: (base.keep[n] & ~shared.keep[n], trained[n].detach())
+                n: Withheld(base.keep[n] & ~shared.keep[n], trained[n].detach())
                 for n in prunable_names(shared.keep)
             }
         return shared.apply(trained), shared
