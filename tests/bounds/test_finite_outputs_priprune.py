@@ -577,6 +577,17 @@ def test_check_int_returns_the_value(n):
     assert validation.check_int("n", n, func="f", low=n, high=n) == n
 
 
+@covers("validation.check_seed")
+@FAST
+@given(seed=st.integers(-(2**70), 2**70))
+def test_check_seed_accepts_exactly_the_seeds_in_range(seed):
+    if 0 <= seed <= validation.MAX_SEED:
+        assert validation.check_seed(seed, func="f") == seed
+    else:
+        with pytest.raises(ValueError, match=r"'seed'.*\[0, 9223372036854775807\]"):
+            validation.check_seed(seed, func="f")
+
+
 @covers("validation.check_choice", "validation.check_bool")
 @FAST
 @given(choice=st.sampled_from(["bits", "nats", 3, None]), flag=st.booleans())
