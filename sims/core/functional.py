@@ -17,10 +17,12 @@ from torch.func import functional_call, grad
 
 from pruneleak.bounds.validation import check_real
 
+#: The largest float32, the weights' type.
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 #: Largest accepted learning rate (of a client step or an optimiser): the models are
 #: float32, in which a step ``lr * g`` with a larger ``lr`` is infinite for every
 #: ``|g| >= 1``. Smaller rates may still diverge; the training loops detect it.
-MAX_LR = float(torch.finfo(torch.float32).max)
+MAX_LR = FLOAT32_MAX
 #: Smallest accepted learning rate, float32's smallest normal number: a smaller rate is
 #: rounded to a subnormal or to 0 in the float32 step, and the gradient read back from an
 #: update, ``(w - w') / lr``, is then wrong or infinite.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from pruneleak.bounds.validation import check_choice, check_int, check_real
-from pruneleak.sims.core.functional import MAX_ADAM_LR, MAX_LR, MIN_LR, check_lr
+from pruneleak.sims.core.functional import FLOAT32_MAX, MAX_ADAM_LR, MIN_LR, check_lr
 from pruneleak.sims.core.runtime import check_seed
 
 #: The most rounds and local steps of a run: far beyond the paper's T = 50 and tau = 300,
@@ -45,7 +45,7 @@ class FedLTPConfig:
             round (paper 300).
         max_grad_norm: clipping threshold C > 0 (paper 10).
         noise_multiplier: sigma >= 0 (paper 1.4); the noise std sigma * C is at most
-            float32's largest, MAX_LR.
+            float32's largest, FLOAT32_MAX.
         batch_size: expected local batch size B >= 1 (paper 10); each client samples
             every record with probability B / n_i (Poisson, see :mod:`sims.fedltp.dp_local`).
         clipping: ``"per_example"`` (DP-SGD through Opacus, l2 sensitivity C) or
@@ -122,10 +122,10 @@ class FedLTPConfig:
         check_real("client_rate", self.client_rate, func=func, low=0, high=1, low_inclusive=False)
         check_real("max_grad_norm", self.max_grad_norm, func=func, low=0, low_inclusive=False)
         check_real("noise_multiplier", self.noise_multiplier, func=func, low=0)
-        if self.noise_multiplier * self.max_grad_norm > MAX_LR:
+        if self.noise_multiplier * self.max_grad_norm > FLOAT32_MAX:
             raise ValueError(
                 f"The noise std 'noise_multiplier' * 'max_grad_norm' of {func} must be at most "
-                f"{MAX_LR:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
+                f"{FLOAT32_MAX:g} (float32, the weights' type). Got {self.noise_multiplier!r} "
                 f"* {self.max_grad_norm!r} instead."
             )
         check_choice("clipping", self.clipping, func=func, choices=CLIPPING)
