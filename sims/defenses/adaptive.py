@@ -364,12 +364,14 @@ class PriPruneDefense(Defense):
         """The Gumbel noise of one tensor in one step (:func:`gumbel_noise`)."""
         return gumbel_noise(shape, generator=generator, device=device)
 
-    def _client_alpha(self, client_id: int, start: Params) -> dict[str, torch.Tensor]:
-        if client_id not in self.alpha:
-            self.alpha[client_id] = {
-                n: torch.full_like(start[n], self.alpha_init) for n in prunable_names(start)
-            }
-        return self.alpha[client_id]
+    def start_alpha(self, client_id: int, start: Params) -> dict[str, torch.Tensor]:
+        """The alpha client ``client_id`` starts its round from, one tensor per prunable
+        name of ``start``: its alpha after its last round, ``alpha_init`` at its first
+        (Algorithm 3 line 3). Reading it changes nothing."""
+        saved = self.alpha.get(client_id)
+        if saved is not None:
+            return {n: saved[n] for n in prunable_names(start)}
+        return {n: torch.full_like(start[n], self.alpha_init) for n in prunable_names(start)}
 
     def combination_weights(self, client_id: int, start: Params) -> dict[str, torch.Tensor]:
         """``w_tilde`` of line 6 for client ``client_id`` (module docstring): its trained
@@ -410,10 +412,11 @@ class PriPruneDefense(Defense):
         on_loss: Callable[[torch.Tensor], None] | None = None,
     ) -> dict[str, torch.Tensor]:
         """Algorithm 3 lines 3-11: joint steps on the weights and alpha (module docstring),
-        one :func:`priprune_step` per batch."""
+        one :func:`priprune_step` per batch, folded over the batches from ``start`` and
+        :meth:`start_alpha`; the client's alpha is stored once its round is done."""
         w = detached(start)
         names = prunable_names(w)
-        alpha = self._client_alpha(client_id, w)
+        alpha = self.start_alpha(client_id, w)
         tilde = self.combination_weights(client_id, w)
         device = w[names[0]].device if names else torch.device("cpu")
         generator = torch.Generator(device=device).manual_seed(
@@ -422,7 +425,7 @@ class PriPruneDefense(Defense):
         options = self.step_options(lr, gradient_at)
         for images, labels in batches:
             noise = {n: self.draw_noise(tuple(w[n].shape), generator, device) for n in names}
-            w, new_alpha, g, loss = priprune_step(
+            w, alpha, g, loss = priprune_step(
                 model,
                 w,
                 alpha,
@@ -434,11 +437,11 @@ class PriPruneDefense(Defense):
                 temperature=self.temperature,
                 **options,
             )
-            alpha.update(new_alpha)
             if on_gradient is not None:
                 on_gradient(g)
             if on_loss is not None:
                 on_loss(loss.detach())
+        self.alpha[client_id] = alpha
         return w
 
     def shared_mask(self, t, client_id, start, trained, base) -> Mask:

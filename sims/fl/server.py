@@ -53,6 +53,7 @@ import logging
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -138,6 +139,36 @@ class FedConfig:
         check_seed(self.seed, func=func)
 
 
+@dataclass(frozen=True)
+class ServerState:
+    """What the server carries from one round to the next: the round ``round`` it has
+    completed (0 after initialisation), the global weights ``params`` (``w^t``) and the
+    server mask ``mask`` (``m^t``). A round step returns a new state; it does not
+    modify the one it was given, which the observer may keep."""
+
+    round: int
+    params: dict[str, torch.Tensor]
+    mask: Mask
+
+
+class Evaluation(NamedTuple):
+    """The global model after a round: its test ``accuracy`` in [0, 1], its mean test
+    cross-entropy ``loss`` (nats) and its server mask's ``density``."""
+
+    accuracy: float
+    loss: float
+    density: float
+
+
+class RoundRecord(NamedTuple):
+    """What one round adds to :class:`FedHistory`: its number, whether it changed the
+    server mask, and its :class:`Evaluation` when it is evaluated (None otherwise)."""
+
+    round: int
+    mask_changed: bool
+    evaluation: Evaluation | None
+
+
 @dataclass
 class FedHistory:
     """What :func:`run_federated` measured.
@@ -158,6 +189,16 @@ class FedHistory:
     mask_changes: list[int] = field(default_factory=list)
     params: dict[str, torch.Tensor] = field(default_factory=dict)
     mask: Mask | None = None
+
+    def add(self, record: RoundRecord) -> None:
+        """Append one round's record (round 0: the evaluation before training)."""
+        if record.mask_changed:
+            self.mask_changes.append(record.round)
+        if record.evaluation is not None:
+            self.rounds.append(record.round)
+            self.accuracy.append(record.evaluation.accuracy)
+            self.loss.append(record.evaluation.loss)
+            self.density.append(record.evaluation.density)
 
 
 def evaluate(
@@ -220,24 +261,103 @@ def _check_clients(clients: Sequence, n: int) -> list[np.ndarray]:
     return out
 
 
-class _Simulation:
-    """State of one run: data on the device, generators, global weights and mask."""
+class ClientUpload(NamedTuple):
+    """One client's round as the server receives it: the upload ``sent`` (``w_hat_i^t``),
+    its base mask ``mask`` (``m_i^t``), the coordinates it ``shared`` (``mask`` less a
+    defense's withheld ones), the ``batch = (images, labels)`` it trained on, and
+    ``loss_sum``, the sum of its local steps' training losses (a 0-d tensor on the
+    device, read once per round by the divergence check)."""
 
-    def __init__(self, model, scheme, train, clients, config, device, defense=None):
+    sent: dict[str, torch.Tensor]
+    mask: Mask
+    shared: Mask
+    batch: tuple[torch.Tensor, torch.Tensor]
+    loss_sum: torch.Tensor
+
+
+def _diverged(t: int, what: str, lr: float) -> ValueError:
+    """The error that stops a run whose training diverged in round ``t``."""
+    return ValueError(
+        f"Training diverged in round {t} of run_federated: {what}. The 'lr' parameter of "
+        f"FedConfig is too large for this model and data; got lr={lr!r}."
+    )
+
+
+def _check_round(t: int, loss_sum: torch.Tensor, params: dict, lr: float) -> None:
+    """Raise :func:`_diverged` when round ``t``'s training losses (their sum over the
+    clients' local steps) or the new global weights are not finite: one host
+    synchronisation per round."""
+    finite = torch.stack([torch.isfinite(w).all() for w in params.values()]).all()
+    loss, weights_finite = float(loss_sum), bool(finite)
+    if not math.isfinite(loss):
+        raise _diverged(t, f"the clients' training loss is {loss}", lr)
+    if not weights_finite:
+        raise _diverged(t, "the global weights are no longer finite", lr)
+
+
+def _mask_changed(before: Mask, after: Mask) -> bool:
+    """Whether the server mask differs from the previous round's (compared on the device)."""
+    return any(not torch.equal(after.keep[n], before.keep[n]) for n in after.keep)
+
+
+class _Simulation:
+    """What one run holds fixed, and the random streams it draws from.
+
+    The model copy, the data on the device, the scheme, the defense, the observer and
+    the configuration do not change between rounds; the server's weights and mask do and
+    live in :class:`ServerState`. ``rng`` samples the clients of each round and
+    ``generator`` draws the initial pruning batch and the clients' batches, in the order
+    of the rounds; the scheme and the defense keep their own state (their APIs).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        scheme: PruningScheme,
+        train: ImageDataset,
+        test: ImageDataset,
+        clients: list[np.ndarray],
+        config: FedConfig,
+        device: torch.device,
+        *,
+        defense: Defense | None,
+        on_target_update: TargetCallback | None,
+        targets: Collection[int] | None,
+    ):
         self.model = copy.deepcopy(model).to(device)
         self.scheme, self.config, self.defense = scheme, config, defense
+        self.on_target_update, self.targets = on_target_update, targets
         self.images = train.images.to(device)
         self.labels = train.labels.to(device)
+        self.test_images, self.test_labels = test.images.to(device), test.labels.to(device)
         self.clients = [torch.as_tensor(c, device=device) for c in clients]
         self.sizes = [len(c) for c in clients]
         self.rng = np.random.default_rng(config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)
+
+    def initial_state(self) -> ServerState:
+        """``w^0 <- m^0 ⊙ w^0``, pruned on up to ``init_batch_size`` samples of client 0."""
         params = {n: p.detach().clone() for n, p in self.model.named_parameters()}
         first = self.clients[0]
-        take = torch.randperm(len(first), generator=self.generator)[: config.init_batch_size]
-        init = first[take.to(device)]
-        self.mask = scheme.initial_mask(self.model, params, self.images[init], self.labels[init])
-        self.params = self.mask.apply(params)
+        take = torch.randperm(len(first), generator=self.generator)[: self.config.init_batch_size]
+        init = first[take.to(first.device)]
+        mask = self.scheme.initial_mask(self.model, params, self.images[init], self.labels[init])
+        return ServerState(round=0, params=mask.apply(params), mask=mask)
+
+    def evaluate(self, state: ServerState) -> Evaluation:
+        """The global model's test accuracy and loss after ``state.round``; a test loss that
+        is not finite stops the run (:func:`_diverged`)."""
+        accuracy, loss = evaluate(
+            self.model,
+            state.params,
+            self.test_images,
+            self.test_labels,
+            batch_size=self.config.eval_batch_size,
+        )
+        if not math.isfinite(loss):
+            raise _diverged(state.round, f"the test loss is {loss}", self.config.lr)
+        logger.info("round %d: accuracy %.4f, loss %.4f", state.round, accuracy, loss)
+        return Evaluation(accuracy, loss, state.mask.density())
 
     def batches(self, index: torch.Tensor) -> tuple[list[tuple], torch.Tensor, int]:
         """The client's local batches, the indices it trained on, and samples processed."""
@@ -253,12 +373,11 @@ class _Simulation:
             batches += [(self.images[b], self.labels[b]) for b in order.split(c.batch_size)]
         return batches, index, len(index) * c.local_epochs
 
-    def client_round(self, t: int, i: int) -> tuple[dict, Mask, Mask, tuple, torch.Tensor]:
-        """Client ``i``'s upload ``(w_hat, m_i, shared, (images, labels))`` in round ``t``
-        (``shared``: the coordinates it sent, ``m_i`` without a defense's withheld ones),
-        and the sum of its local steps' training losses (a 0-d tensor on the device)."""
-        scheme, c = self.scheme, self.config
-        mask = scheme.client_mask(t, i, self.mask)
+    def client_round(self, state: ServerState, i: int) -> ClientUpload:
+        """Client ``i``'s round ``t = state.round + 1`` from the broadcast ``state``: its
+        local training under its mask, through the defense if any (module docstring)."""
+        scheme, c, t = self.scheme, self.config, state.round + 1
+        mask = scheme.client_mask(t, i, state.mask)
         batches, used, processed = self.batches(self.clients[i])
         gradient_sum: dict[str, torch.Tensor] = {}
         losses: list[torch.Tensor] = []
@@ -274,9 +393,9 @@ class _Simulation:
             "on_loss": losses.append,
         }
         if self.defense is None:
-            sent = local_sgd(self.model, self.params, mask, batches, **training)
+            sent = local_sgd(self.model, state.params, mask, batches, **training)
         else:
-            start = self.defense.start(i, self.params)
+            start = self.defense.start(i, state.params)
             sent = self.defense.local_update(t, i, self.model, start, mask, batches, **training)
         sent, mask = scheme.readjust_client(t, i, self.model, sent, mask, *batches[-1])
         shared = mask
@@ -284,19 +403,21 @@ class _Simulation:
             sent, shared = self.defense.upload(t, i, start, sent, mask)
         if scheme.needs_gradients:
             scheme.observe_client(t, i, gradient_sum, processed)
-        losses = torch.stack(losses).sum()
-        return sent, mask, shared, (self.images[used], self.labels[used]), losses
+        batch = (self.images[used], self.labels[used])
+        return ClientUpload(sent, mask, shared, batch, torch.stack(losses).sum())
 
-    def aggregate(self, uploads: list[tuple[float, dict, Mask, Mask]]) -> tuple[dict, Mask]:
+    def aggregate(
+        self, previous: dict[str, torch.Tensor], uploads: list[tuple[float, ClientUpload]]
+    ) -> tuple[dict, Mask]:
         """Per-coordinate weighted mean over the clients that sent it, and the union of the
-        base masks. Each upload is ``(weight, w_hat, m_i, shared)``. A coordinate some base
-        mask keeps but no client sent (every one withheld it) keeps its previous global
-        value; one no base mask keeps is 0."""
+        base masks, from ``(weight, upload)`` pairs. A coordinate some base mask keeps but
+        no client sent (every one withheld it) keeps its ``previous`` global value; one no
+        base mask keeps is 0."""
         numerator, denominator, union = {}, {}, {}
-        for weight, sent, mask, shared in uploads:
-            for name, value in sent.items():
-                share = weight * shared.keep[name].to(value.device)
-                keep = mask.keep[name].to(value.device)
+        for weight, upload in uploads:
+            for name, value in upload.sent.items():
+                share = weight * upload.shared.keep[name].to(value.device)
+                keep = upload.mask.keep[name].to(value.device)
                 numerator[name] = numerator.get(name, 0) + share * value
                 denominator[name] = denominator.get(name, 0) + share
                 union[name] = union[name] | keep if name in union else keep
@@ -304,23 +425,76 @@ class _Simulation:
             n: torch.where(
                 denominator[n] > 0,
                 numerator[n] / denominator[n],
-                torch.where(union[n], self.params[n], 0.0),
+                torch.where(union[n], previous[n], 0.0),
             )
             for n in numerator
         }
         return mean, Mask(union)
 
+    def round_step(self, state: ServerState) -> tuple[ServerState, RoundRecord]:
+        """Round ``t = state.round + 1`` of Algorithm 1: sample the clients, run their
+        rounds (showing the targets' uploads to the observer as they arrive), aggregate,
+        set the server mask, check for divergence and evaluate when due. Returns the new
+        state and the round's record; ``state`` itself is left as it was."""
+        c, t = self.config, state.round + 1
+        sampled = np.sort(self.rng.choice(len(self.clients), c.clients_per_round, replace=False))
+        total = sum(self.sizes[i] for i in sampled)
+        uploads = []
+        for i in sampled.tolist():
+            upload = self.client_round(state, i)
+            if self.on_target_update is not None and (self.targets is None or i in self.targets):
+                self.on_target_update(t, i, state.params, upload.sent, upload.mask, upload.batch)
+            uploads.append((self.sizes[i] / total, upload))
+        mean, union = self.aggregate(state.params, uploads)
+        mask = self.scheme.server_mask(t, mean, union)
+        new = ServerState(round=t, params=mask.apply(mean), mask=mask)
+        _check_round(t, torch.stack([u.loss_sum for _, u in uploads]).sum(), new.params, c.lr)
+        evaluation = self.evaluate(new) if t % c.eval_every == 0 or t == c.rounds else None
+        return new, RoundRecord(t, _mask_changed(state.mask, mask), evaluation)
 
-def _check_round(t: int, loss_sum: torch.Tensor, params: dict, diverged) -> None:
-    """Raise ``diverged(t, what)`` when round ``t``'s training losses (their sum over the
-    clients' local steps) or the new global weights are not finite: one host
-    synchronisation per round."""
-    finite = torch.stack([torch.isfinite(w).all() for w in params.values()]).all()
-    loss, weights_finite = float(loss_sum), bool(finite)
-    if not math.isfinite(loss):
-        raise diverged(t, f"the clients' training loss is {loss}")
-    if not weights_finite:
-        raise diverged(t, "the global weights are no longer finite")
+
+def _checked_inputs(model, scheme, train, clients, test, config, device, defense):
+    """``(clients, device)``: the clients' index arrays and the resolved device, after
+    checking :func:`run_federated`'s arguments (its Raises section)."""
+    func = "run_federated"
+    clients = _check_clients(clients, len(train))
+    check_int("config.clients_per_round", config.clients_per_round, func=func, high=len(clients))
+    if not isinstance(scheme, PruningScheme):
+        raise ValueError(
+            f"The 'scheme' parameter of {func} must be a PruningScheme. "
+            f"Got {type(scheme).__name__} instead."
+        )
+    if train.image_shape != test.image_shape or train.num_classes != test.num_classes:
+        raise ValueError(
+            f"The 'test' parameter of {func} must match the training images and classes. "
+            f"Got {test.image_shape}/{test.num_classes} for {train.image_shape}/"
+            f"{train.num_classes} instead."
+        )
+    if config.algorithm == "fedsgd":
+        sizes = [len(part) for part in clients]
+        smallest = int(np.argmin(sizes))
+        if config.batch_size > sizes[smallest]:
+            raise ValueError(
+                f"The 'config.batch_size' parameter of {func} must be at most the smallest "
+                f"client's number of samples with FedSGD (one batch of B distinct samples "
+                f"per step): client {smallest} holds {sizes[smallest]}. "
+                f"Got {config.batch_size} instead."
+            )
+    device = resolve_device(device)
+    check_fits(
+        f"The 'model' parameter of {func} ({type(model).__name__})",
+        count_parameters(model),
+        unit="parameters",
+        bytes_each=max((p.element_size() for p in model.parameters()), default=0),
+        copies=TRAINING_COPIES,
+        device=device,
+    )
+    if defense is not None and not isinstance(defense, Defense):
+        raise ValueError(
+            f"The 'defense' parameter of {func} must be a sims.defenses.Defense or None. "
+            f"Got {type(defense).__name__} instead."
+        )
+    return clients, device
 
 
 def run_federated(
@@ -366,90 +540,31 @@ def run_federated(
             whose clients' training loss or new global weights are not finite (checked
             once per round) or at an evaluation whose test loss is not finite.
     """
-    func = "run_federated"
-    clients = _check_clients(clients, len(train))
-    check_int("config.clients_per_round", config.clients_per_round, func=func, high=len(clients))
-    if not isinstance(scheme, PruningScheme):
-        raise ValueError(
-            f"The 'scheme' parameter of {func} must be a PruningScheme. "
-            f"Got {type(scheme).__name__} instead."
-        )
-    if train.image_shape != test.image_shape or train.num_classes != test.num_classes:
-        raise ValueError(
-            f"The 'test' parameter of {func} must match the training images and classes. "
-            f"Got {test.image_shape}/{test.num_classes} for {train.image_shape}/"
-            f"{train.num_classes} instead."
-        )
-    if config.algorithm == "fedsgd":
-        sizes = [len(part) for part in clients]
-        smallest = int(np.argmin(sizes))
-        if config.batch_size > sizes[smallest]:
-            raise ValueError(
-                f"The 'config.batch_size' parameter of {func} must be at most the smallest "
-                f"client's number of samples with FedSGD (one batch of B distinct samples "
-                f"per step): client {smallest} holds {sizes[smallest]}. "
-                f"Got {config.batch_size} instead."
-            )
-    device = resolve_device(device)
-    check_fits(
-        f"The 'model' parameter of {func} ({type(model).__name__})",
-        count_parameters(model),
-        unit="parameters",
-        bytes_each=max((p.element_size() for p in model.parameters()), default=0),
-        copies=TRAINING_COPIES,
-        device=device,
+    clients, device = _checked_inputs(model, scheme, train, clients, test, config, device, defense)
+    sim = _Simulation(
+        model,
+        scheme,
+        train,
+        test,
+        clients,
+        config,
+        device,
+        defense=defense,
+        on_target_update=on_target_update,
+        targets=targets,
     )
-    if defense is not None and not isinstance(defense, Defense):
-        raise ValueError(
-            f"The 'defense' parameter of {func} must be a sims.defenses.Defense or None. "
-            f"Got {type(defense).__name__} instead."
-        )
-    sim = _Simulation(model, scheme, train, clients, config, device, defense)
-    test_images, test_labels = test.images.to(device), test.labels.to(device)
+    state = sim.initial_state()
     history = FedHistory()
-
-    def diverged(t: int, what: str) -> ValueError:
-        return ValueError(
-            f"Training diverged in round {t} of {func}: {what}. The 'lr' parameter of "
-            f"FedConfig is too large for this model and data; got lr={config.lr!r}."
-        )
-
-    def record(t: int) -> None:
-        accuracy, loss = evaluate(
-            sim.model, sim.params, test_images, test_labels, batch_size=config.eval_batch_size
-        )
-        if not math.isfinite(loss):
-            raise diverged(t, f"the test loss is {loss}")
-        history.rounds.append(t)
-        history.accuracy.append(accuracy)
-        history.loss.append(loss)
-        history.density.append(sim.mask.density())
-        logger.info("round %d: accuracy %.4f, loss %.4f", t, accuracy, loss)
-
-    record(0)
+    history.add(RoundRecord(0, mask_changed=False, evaluation=sim.evaluate(state)))
     bar = tqdm(
-        range(1, config.rounds + 1),
+        range(config.rounds),
         desc=f"FL {scheme.name}",
         disable=None if progress is None else not progress,
     )
-    for t in bar:
-        sampled = np.sort(sim.rng.choice(len(clients), config.clients_per_round, replace=False))
-        total = sum(sim.sizes[i] for i in sampled)
-        uploads, loss_sums = [], []
-        for i in sampled.tolist():
-            sent, mask, shared, batch, loss_sum = sim.client_round(t, i)
-            loss_sums.append(loss_sum)
-            if on_target_update is not None and (targets is None or i in targets):
-                on_target_update(t, i, sim.params, sent, mask, batch)
-            uploads.append((sim.sizes[i] / total, sent, mask, shared))
-        mean, union = sim.aggregate(uploads)
-        new_mask = scheme.server_mask(t, mean, union)
-        if any(not torch.equal(new_mask.keep[n], sim.mask.keep[n]) for n in new_mask.keep):
-            history.mask_changes.append(t)
-        sim.mask, sim.params = new_mask, new_mask.apply(mean)
-        _check_round(t, torch.stack(loss_sums).sum(), sim.params, diverged)
-        if t % config.eval_every == 0 or t == config.rounds:
-            record(t)
-            bar.set_postfix(accuracy=f"{history.accuracy[-1]:.3f}")
-    history.params, history.mask = sim.params, sim.mask
+    for _ in bar:
+        state, record = sim.round_step(state)
+        history.add(record)
+        if record.evaluation is not None:
+            bar.set_postfix(accuracy=f"{record.evaluation.accuracy:.3f}")
+    history.params, history.mask = state.params, state.mask
     return history

@@ -25,7 +25,6 @@ from pruneleak.bounds.validation import check_int
 from pruneleak.sims.core.functional import batch_loss
 from pruneleak.sims.defenses import PriPruneDefense
 from pruneleak.sims.defenses.adaptive import mixed_point, priprune_step, priprune_update
-from pruneleak.sims.pruning.mask import prunable_names
 from pruneleak.sims.releases.hidden import CRITIC_DRAWS, hidden_randomness_leakage
 from pruneleak.sims.releases.setting import MAX_SECRETS, ClientSetting, secret_data
 from pruneleak.sims.releases.value import LeakageValue
@@ -74,12 +73,9 @@ class PriPruneRelease:
             setting, images, labels, batch_size, max_secrets=max_secrets, func=func
         )
         start = setting.params
-        alpha = defense.alpha.get(client_id)
         self.alpha = {
-            n: (
-                alpha[n] if alpha is not None else torch.full_like(start[n], defense.alpha_init)
-            ).to(setting.device, torch.float64)
-            for n in prunable_names(start)
+            n: a.to(setting.device, torch.float64)
+            for n, a in defense.start_alpha(client_id, start).items()
         }
         tilde = defense.combination_weights(client_id, start)
         self.tilde = {n: t.to(torch.float64) for n, t in tilde.items()}

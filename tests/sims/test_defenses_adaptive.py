@@ -336,9 +336,9 @@ class _Snapshots(PriPruneDefense):
         self.snapshots = []
         self._before = None
 
-    def _client_alpha(self, client_id, start):
+    def start_alpha(self, client_id, start):
         known = client_id in self.alpha
-        alpha = super()._client_alpha(client_id, start)
+        alpha = super().start_alpha(client_id, start)
         self._before = {n: a.clone() for n, a in alpha.items()} if known else {}
         return alpha
 
