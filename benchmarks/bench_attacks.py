@@ -34,8 +34,10 @@ iteration from the fixed costs of a call (input checks, set-up, the final evalua
 Models: the digits attack model (``sims.attacks.DIGITS_ATTACK_MODEL``, 8x8, 26,474
 weights, a digit from scikit-learn's set) and FEMNIST's Conv-2 at 28x28 (6,603,710
 weights, sigmoid + average pooling so that second derivatives exist; a uniform random
-image). Everything runs inside ``sims.core.runtime.cpu_tuning(threads=1)`` (one torch
-thread, glibc keeping freed blocks), both sides alike, unless ``--device cuda``.
+image). Everything runs in a process whose heap is tuned
+(``sims.core.runtime.tune_process_heap``: glibc keeping freed blocks, as under the
+command line) on one torch thread (``sims.core.runtime.torch_threads(1)``), both sides
+alike, unless ``--device cuda``.
 
     python benchmarks/bench_attacks.py            # full run (see FULL)
     python benchmarks/bench_attacks.py --quick    # fewer iterations and repetitions (QUICK)
@@ -64,7 +66,7 @@ from pruneleak.sims.attacks import (
     sgi_attack_batched,
 )
 from pruneleak.sims.attacks.optimizers import ADAM_GAMMA, ADAM_MILESTONES
-from pruneleak.sims.core.runtime import cpu_tuning, seeded
+from pruneleak.sims.core.runtime import seeded, torch_threads, tune_process_heap
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.models import conv_net
@@ -301,6 +303,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="QUICK settings (< 4 minutes)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     args = parser.parse_args()
+    tune_process_heap()
     logging.basicConfig(level=logging.WARNING)
     device = resolve_device(args.device)
     settings = QUICK if args.quick else FULL
@@ -309,7 +312,7 @@ def main() -> None:
         f"{'QUICK' if args.quick else 'FULL'}: {settings}"
     )
     headlines = {}
-    with cpu_tuning(threads=1):
+    with torch_threads(1):
         print("\n1. inverting gradients, one image: ours vs the reference loop")
         print(
             f"{'model':<7} {'side':<10} {'n1,n2':>8} {'call at n2, ms [min-max]':>30} "

@@ -9,8 +9,9 @@ two outputs are checked to agree).
     python benchmarks/bench_width_closeness.py [--quick] [--device auto] [--threads 1]
 
 ``--threads`` sets torch's intra-op threads for both codes (default 1), inside
-:func:`sims.core.runtime.cpu_tuning`: on a loaded shared host every parallel region waits
-for all its threads, so one thread is often the fastest.
+:func:`sims.core.runtime.torch_threads`: on a loaded shared host every parallel region
+waits for all its threads, so one thread is often the fastest. The script tunes its
+process's heap as the command line does (:func:`sims.core.runtime.tune_process_heap`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 import torch
 
 from pruneleak.estimators.device import resolve_device
-from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.runtime import torch_threads, tune_process_heap
 from pruneleak.sims.experiments.width_closeness import (
     WidthClosenessConfig,
     closeness_errors,
@@ -44,7 +45,8 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = parser.parse_args()
-    with cpu_tuning(threads=args.threads):
+    tune_process_heap()
+    with torch_threads(args.threads):
         _benchmark(args)
 
 

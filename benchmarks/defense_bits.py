@@ -29,7 +29,7 @@ import json
 import math
 from pathlib import Path
 
-from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.runtime import torch_threads, tune_process_heap
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.leakage import LeakageConfig
 from pruneleak.sims.experiments.leakage.defenses import (
@@ -68,9 +68,10 @@ def main() -> None:
     parser.add_argument("--out", default="pruneleak-out/defense_bits", help="results folder")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     args = parser.parse_args()
+    tune_process_heap()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with cpu_tuning():
+    with torch_threads(1):
         records = compare_defenses(
             base_config(args.quick, args.device), store=ResultStore(out / "defense_bits.jsonl")
         )

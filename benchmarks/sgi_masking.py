@@ -23,7 +23,7 @@ from dataclasses import replace
 from pruneleak.estimators.device import resolve_device
 from pruneleak.estimators.image import psnr
 from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL, AttackConfig, sgi_attack_batched
-from pruneleak.sims.core.runtime import cpu_tuning, seeded
+from pruneleak.sims.core.runtime import seeded, torch_threads, tune_process_heap
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.models import conv_net
@@ -67,7 +67,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    with cpu_tuning(threads=1):
+    tune_process_heap()
+    with torch_threads(1):
         scores = run(args.images, args.iterations, args.device)
     print(f"SGI at p = {PRUNING_RATE}, digits attack model, {args.iterations} iterations")
     print("| image | masked dummy (ours) PSNR dB | literal line 7 PSNR dB |")

@@ -23,10 +23,12 @@ decisions can amplify into a different trajectory
 (``tests/sims/test_batched_attacks.py`` states the tolerances).
 
 On a CPU batching costs more than it saves once the K stacked per-attack weight
-gradients outgrow the heap blocks that :func:`sims.core.runtime.cpu_tuning` keeps
-(:data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`): every step then maps and page-faults
-them afresh, while K sequential runs reuse their blocks. The cosine loss of one local
-step never forms a linear layer's per-attack gradient
+gradients outgrow glibc's largest heap block
+(:data:`sims.core.runtime.MMAP_THRESHOLD_BYTES`: the threshold of a process tuned by
+:func:`sims.core.runtime.tune_process_heap`, as the command line and the Ray workers
+are, and the most glibc's dynamic threshold rises to elsewhere): every step then maps
+and page-faults them afresh, while K sequential runs reuse their blocks. The cosine loss
+of one local step never forms a linear layer's per-attack gradient
 (:class:`sims.attacks.objectives.OuterProducts`), so there only the other layers count
 (a convolution's gradient is small); otherwise :func:`invert_gradient_batched` splits
 the attacks into chunks whose largest stacked tensor fits such a block and runs a

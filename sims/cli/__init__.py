@@ -34,7 +34,7 @@ from pruneleak.sims.cli.arguments import nonnegative_int
 from pruneleak.sims.cli.options import name_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import OUTPUT_ROOT
-from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.runtime import torch_threads, tune_process_heap
 
 # Module names under sims.cli, one per subcommand, in the order `--help` lists them.
 SUBCOMMANDS = (
@@ -225,6 +225,14 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
     """Run ``pruneleak`` with ``argv`` (default ``sys.argv[1:]``); see the module's exit statuses.
 
     Returns the command's exit status on success; errors end in ``SystemExit``.
+
+    ``main`` is the process's entry point (the ``pruneleak`` script, ``python -m
+    pruneleak.sims.cli``), and the process ends with the command, so it, and no library
+    code, tunes glibc's heap for the rest of the process
+    (:func:`sims.core.runtime.tune_process_heap`: glibc keeps freed blocks, which the
+    attacks' iterations reuse). A caller that runs ``main`` inside its own long-lived
+    process (the tests) gets that setting too. torch's thread count is set for the
+    command only (``--threads``).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(commands, argv=argv)
@@ -235,11 +243,12 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
         logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     )
     prog = args.command_prog
+    tune_process_heap()
     try:
         # torch's thread count is set only for commands that use torch: setting it would
         # import torch (seconds) into `bound` and `verify`, which are pure math.
         threads = args.threads if getattr(args, "uses_torch", True) else 0
-        with cpu_tuning(threads=threads or None):
+        with torch_threads(threads or None):
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:

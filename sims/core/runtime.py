@@ -4,12 +4,21 @@ Library code never changes the process: no thread count, allocator setting or gl
 seed survives a call. Two context managers give the command line and the benchmarks
 what they need:
 
-* :func:`cpu_tuning` sets torch's intra-op thread count and, on glibc, lets the heap keep
-  freed blocks, for the duration of the block only;
+* :func:`torch_threads` sets torch's intra-op thread count for the duration of the block
+  and restores the previous count (torch can read it back);
 * :func:`seeded` runs a block (typically a model's construction, whose ``nn.Module``
   initialisers draw from torch's global generator) under a forked, seeded global
   generator, so the same seed gives the same weights and the caller's RNG state is
   untouched afterwards.
+
+The heap tuning (glibc keeping freed blocks, :func:`tune_process_heap`) is no context
+manager: glibc has no getter for its settings, so nothing could restore them, and setting
+the mmap threshold turns glibc's dynamic threshold off for good. It belongs to whoever owns
+the process: the command line's ``main`` (:mod:`sims.cli`) and the benchmark scripts call
+:func:`tune_process_heap` first thing, since their process ends with them; a Ray worker is
+started with :data:`HEAP_TUNING_ENV`, which glibc reads at the worker's start
+(:mod:`sims.sweep.ray_executor`). A notebook kernel or any other caller of the library
+keeps glibc's own behaviour.
 
 Draws inside the library come from ``torch.Generator`` / ``numpy.random.Generator``
 objects seeded from the job's ``seed`` and passed down.
@@ -33,14 +42,22 @@ if TYPE_CHECKING:
 # torch is imported inside the functions that use it, so that a command that never
 # touches torch (``pruneleak bound``, ``pruneleak verify``) starts without loading it.
 
-# glibc mallopt parameters (malloc.h), their defaults (mallopt(3)) and our tuned values.
+# glibc mallopt parameters (malloc.h).
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-_DEFAULT_THRESHOLD_BYTES = 128 * 1024
-#: The largest block glibc serves from its heap under :func:`cpu_tuning` (glibc's largest
+#: The largest block glibc serves from the heap of a tuned process (glibc's largest
 #: allowed mmap threshold on 64-bit, mallopt(3)); larger blocks are mapped afresh.
 MMAP_THRESHOLD_BYTES = 32 * 2**20
-_TRIM_THRESHOLD_BYTES = 2**30
+#: The free memory at the top of a tuned process's heap that glibc keeps rather than
+#: returning it to the system.
+TRIM_THRESHOLD_BYTES = 2**30
+#: The heap tuning as glibc's environment variables (mallopt(3), "Environment
+#: variables"), which glibc reads once, when a process starts: the tuning of a process
+#: started for our work only, such as a Ray worker.
+HEAP_TUNING_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD_BYTES),
+    "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD_BYTES),
+}
 
 
 def _mallopt():
@@ -53,41 +70,47 @@ def _mallopt():
     return mallopt
 
 
-@contextmanager
-def cpu_tuning(*, threads: int | None = 1, keep_freed_memory: bool = True) -> Iterator[None]:
-    """Tune the CPU for many small torch steps, inside this block only.
+def tune_process_heap() -> bool:
+    """Let glibc's heap keep freed blocks of up to :data:`MMAP_THRESHOLD_BYTES` and up to
+    :data:`TRIM_THRESHOLD_BYTES` of free heap top, for the rest of the process; True on
+    glibc, False (nothing done) elsewhere.
 
-    Args:
-        threads: torch intra-op threads inside the block (None: leave as is, and torch
-            is not imported). One thread suits the small models of the attacks: a second
-            one mostly adds synchronisation on a shared host.
-        keep_freed_memory: on glibc, let the heap keep freed blocks of up to 32 MiB (and
-            up to 1 GiB of free heap top). An attack iteration frees and reallocates the
-            same large tensors every step; with glibc's defaults each of them is served
-            by fresh, page-faulted pages. glibc's documented defaults (128 KiB for both
-            thresholds) are set back on exit.
-
-    Thread counts are process-wide in torch: do not enter this from several Python
-    threads at once.
+    An attack iteration frees and reallocates the same large tensors every step; with
+    glibc's defaults (128 KiB for both thresholds) each of them is served by fresh,
+    page-faulted pages. The setting is process-wide and permanent
+    (module docstring): only a process's entry point calls this, never library code.
     """
-    torch = None
-    if threads is not None:
-        threads = check_int("threads", threads, func="cpu_tuning", low=1)
-        import torch
-    previous = torch.get_num_threads() if torch is not None else None
-    mallopt = _mallopt() if keep_freed_memory else None
-    if torch is not None and threads != previous:
+    mallopt = _mallopt()
+    if mallopt is None:
+        return False
+    mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+    return True
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block on ``threads`` torch intra-op threads and restore the previous count
+    on exit, even when the block raises.
+
+    ``threads`` >= 1, or None to leave the count alone (torch is then not imported). One
+    thread suits the small models of the attacks: a second one mostly adds
+    synchronisation on a shared host. Thread counts are process-wide in torch: do not
+    enter this from several Python threads at once.
+    """
+    if threads is None:
+        yield
+        return
+    threads = check_int("threads", threads, func="torch_threads", low=1)
+    import torch
+
+    previous = torch.get_num_threads()
+    if threads != previous:
         torch.set_num_threads(threads)
-    if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
-        mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_BYTES)
     try:
         yield
     finally:
-        if mallopt is not None:
-            mallopt(_M_MMAP_THRESHOLD, _DEFAULT_THRESHOLD_BYTES)
-            mallopt(_M_TRIM_THRESHOLD, _DEFAULT_THRESHOLD_BYTES)
-        if torch is not None and torch.get_num_threads() != previous:
+        if torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
 
 

@@ -26,7 +26,7 @@ finished is lost) and then raises the first error. No task is cancelled: ``ray.c
 racing with a task that is just finishing crashes the driver in Ray (``Check failed: it
 != submissible_tasks_.end()``, ray-project/ray#54846; seen here with Ray 2.60).
 
-Same records. A task runs the job under :func:`sims.core.runtime.cpu_tuning` with as many
+Same records. A task runs the job under :func:`sims.core.runtime.torch_threads` with as many
 torch threads as the CPUs it reserved (``Resources.cpus``). The thread count matters in
 the last digits: torch splits a reduction into one partial sum per thread and adds the
 partial sums, so the rounding depends on the split, and the inversion's iterations carry
@@ -35,6 +35,13 @@ two, scoring the same images does not). With the same thread
 count a task's record equals, float for float, the record of :func:`run_job` in-process
 (the local executor under ``pruneleak --threads N``, default 1 = the default ``cpus``),
 except the wall-clock ``seconds``.
+
+Tuned workers. The tasks run in Ray workers started with glibc's heap tuning in their
+environment (:data:`sims.core.runtime.HEAP_TUNING_ENV`, the tasks' ``runtime_env``
+``env_vars``; :func:`task_options`), the tuning the command line gives its own process:
+glibc reads the variables when the worker starts, and Ray starts a worker for each
+runtime environment, so no code changes a running process's allocator and workers of
+other runtime environments keep glibc's defaults. The tuning changes speed, not records.
 
 Ray is imported when a sweep runs on it, not with pruneleak: without Ray installed
 (``pip install 'pruneleak[ray]'``) everything else works and asking for this executor is
@@ -53,7 +60,7 @@ from collections.abc import Callable, Sequence
 from tqdm.auto import tqdm
 
 from pruneleak.sims.core.extras import require
-from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.runtime import HEAP_TUNING_ENV, torch_threads
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.sweep.grid import Resources, SweepConfig
 from pruneleak.sims.sweep.job import AttackJob, job_key
@@ -74,10 +81,22 @@ def import_ray():
 
 def _run_with_threads(run: Callable[[AttackJob], dict], job: AttackJob, threads: int) -> dict:
     """One task on a Ray worker: ``run(job)`` on ``threads`` torch threads (module
-    docstring, "Same records"); the worker's settings are restored afterwards, since the
-    worker process goes on to run other tasks."""
-    with cpu_tuning(threads=threads):
+    docstring, "Same records"); the worker's thread count is restored afterwards, since
+    the worker process goes on to run other tasks."""
+    with torch_threads(threads):
         return run(job)
+
+
+def task_options(resources: Resources) -> dict:
+    """The Ray options of every task of a sweep with ``resources`` per job: the CPUs and
+    GPUs it reserves, :data:`MAX_RETRIES`, and the ``runtime_env`` whose ``env_vars``
+    start its worker with glibc's heap tuning (module docstring, "Tuned workers")."""
+    return {
+        "num_cpus": resources.cpus,
+        "num_gpus": resources.gpus,
+        "max_retries": MAX_RETRIES,
+        "runtime_env": {"env_vars": dict(HEAP_TUNING_ENV)},
+    }
 
 
 #: Seconds to wait for a TCP connection to a cluster's address before refusing it: Ray's
@@ -147,9 +166,7 @@ def run_on_ray(
         return 0
     started = _start(ray, address)
     resources = config.resources
-    task = ray.remote(_run_with_threads).options(
-        num_cpus=resources.cpus, num_gpus=resources.gpus, max_retries=MAX_RETRIES
-    )
+    task = ray.remote(_run_with_threads).options(**task_options(resources))
     todo = iter(pending)
     in_flight: dict = {}
     written, error = 0, None

@@ -23,7 +23,7 @@ import torch
 from test_sweep import TINY, TINY_TOML
 
 from pruneleak.sims.cli.sweep import main as sweep_main
-from pruneleak.sims.core.runtime import cpu_tuning
+from pruneleak.sims.core.runtime import HEAP_TUNING_ENV, torch_threads
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
 from pruneleak.sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
@@ -54,7 +54,7 @@ def local(tmp_path_factory):
     """The tiny sweep run by the local executor on one torch thread (the thread count of
     the default ``[resources] cpus = 1``): its store and its records."""
     store = ResultStore(tmp_path_factory.mktemp("local") / "local.jsonl")
-    with cpu_tuning(threads=1):
+    with torch_threads(1):
         records = run_sweep(CONFIG, store, progress=False)
     assert len(records) == 3
     return store, without_seconds(records)
@@ -222,15 +222,19 @@ def _report(job):
         "seconds": 0.0,
         "threads": torch.get_num_threads(),
         "assigned": ray.get_runtime_context().get_assigned_resources(),
+        "heap_env": {name: os.environ.get(name) for name in HEAP_TUNING_ENV},
     }
 
 
 def test_each_task_reserves_the_sweeps_cpus_and_computes_on_as_many_threads(ray_runtime, tmp_path):
+    """A task holds the sweep's CPUs, computes on as many torch threads, and runs in a
+    worker started with glibc's heap tuning in its environment (task_options)."""
     config = SweepConfig(name=NAME, base=TINY, grids=CONFIG.grids, resources=Resources(cpus=2))
     store = ResultStore(tmp_path / "store.jsonl")
     run_on_ray(config, config.jobs()[:1], store, progress=False, run=_report)
     (record,) = store.records()
     assert record["threads"] == 2 and record["assigned"] == {"CPU": 2.0}
+    assert record["heap_env"] == HEAP_TUNING_ENV  # the worker started with glibc's tuning
 
 
 def test_a_finished_sweep_resumed_on_ray_does_not_connect(local, monkeypatch):
