@@ -6,7 +6,9 @@ It runs on the embedded 8x8 digits by default, or on any data set of
 from ``data_dir``), the model built for its image shape and classes
 (:func:`sims.experiments.attack_model.attack_model`).
 
-For each base pruning rate ``p`` the demo
+The attack jobs and the leakage part draw the model, the images and the masks from the
+seed one way (:mod:`sims.experiments.world`, :func:`demo_world`): the targets are the
+leakage part's first candidates. For each base pruning rate ``p`` the demo
 
 1. prunes a freshly initialised small sigmoid ConvNet (:data:`sims.attacks.DIGITS_ATTACK_MODEL`)
    with a random mask at rate ``p`` (one mask per ``p``, shared by every target: it is
@@ -55,7 +57,7 @@ from tqdm.auto import tqdm
 
 from pruneleak.bounds import priprune
 from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
-from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.estimators.device import check_device
 from pruneleak.estimators.image import score_reconstruction
 from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import AttackConfig, gi_attack, sgi_attack
@@ -64,8 +66,6 @@ from pruneleak.sims.core.gradstats import gradient_statistics
 from pruneleak.sims.core.reconstructions import load_reconstructions, save_reconstructions
 from pruneleak.sims.core.runtime import check_seed, fingerprint
 from pruneleak.sims.core.store import ResultStore, key_number
-from pruneleak.sims.data.datasets import load_dataset
-from pruneleak.sims.experiments.attack_model import attack_model
 from pruneleak.sims.experiments.leakage import (
     DATASET_SIZES,
     MAX_NOISE_STD,
@@ -73,8 +73,8 @@ from pruneleak.sims.experiments.leakage import (
     check_count,
     run_leakage,
 )
+from pruneleak.sims.experiments.world import ExperimentWorld
 from pruneleak.sims.fl.client import client_update
-from pruneleak.sims.pruning.mask import magnitude_mask, random_mask
 
 logger = logging.getLogger(__name__)
 
@@ -357,45 +357,41 @@ def _jobs(config: DemoConfig) -> Iterator[_Job]:
                 yield _Job("attack", p, attack, target)
 
 
-class _DemoWorld:
-    """The model, data, targets and masks every job of one configuration shares."""
-
-    def __init__(self, config: DemoConfig):
-        self.config = config
-        self.device = resolve_device(config.device)
-        data = load_dataset(config.dataset, config.data_dir)
-        self.model, self.params = attack_model(
-            data.image_shape, data.num_classes, seed=config.seed, device=self.device
-        )
-        self.num_classes = data.num_classes
-        generator = torch.Generator().manual_seed(config.seed)
-        order = torch.randperm(len(data), generator=generator)
-        needed = config.num_images * config.batch_size
-        self.targets = data.subset(order[:needed])
-        self.stats_data = data.subset(order[needed : needed + config.stats_samples])
-
-    def mask(self, p: float):
-        if self.config.pruning == "random":
-            return random_mask(self.params, p, seed=self.config.seed)
-        return magnitude_mask(self.params, p)
-
-    def batch(self, target: int) -> tuple[torch.Tensor, torch.Tensor]:
-        b = self.config.batch_size
-        rows = slice(target * b, (target + 1) * b)
-        return (
-            self.targets.images[rows].to(self.device),
-            self.targets.labels[rows].to(self.device),
-        )
+def demo_world(config: DemoConfig) -> ExperimentWorld:
+    """The experiment world of the attack jobs (:mod:`sims.experiments.world`): the demo's
+    model on its data set, masks of its pruning scheme, and as candidates the
+    ``num_images`` target batches followed by the ``stats_samples`` images behind ``d*``
+    and ``Delta``; drawn as its leakage part draws (:meth:`DemoConfig.leakage_config`), so
+    the targets are that part's first candidates."""
+    return ExperimentWorld(
+        dataset=config.dataset,
+        data_dir=config.data_dir,
+        candidates=config.num_images * config.batch_size + config.stats_samples,
+        candidates_name="'num_images' * 'batch_size' + 'stats_samples' of DemoConfig",
+        seed=config.seed,
+        device=config.device,
+        pruning=config.pruning,
+    )
 
 
-def _bound_record(world: _DemoWorld, p: float) -> dict:
-    config = world.config
+def _batch(
+    config: DemoConfig, world: ExperimentWorld, target: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The images and labels of target batch ``target``, on the world's device."""
+    rows = slice(target * config.batch_size, (target + 1) * config.batch_size)
+    return world.images[rows], world.labels[rows]
+
+
+def _bound_record(config: DemoConfig, world: ExperimentWorld, p: float) -> dict:
+    """The bound job's record: Theorem 1 on ``d*`` and ``Delta`` of the statistics samples
+    (the candidates after the targets) at rate ``p``."""
+    targets = config.num_images * config.batch_size
     stats = gradient_statistics(
         world.model,
         world.params,
-        world.stats_data.images.to(world.device),
-        world.stats_data.labels.to(world.device),
-        mask=world.mask(p).to(world.device),
+        world.images[targets:],
+        world.labels[targets:],
+        mask=world.mask(p),
     )
     inputs = {"p": p, "B": config.batch_size, "d_star": stats.d_star, "delta": stats.delta}
     mask_size = sum(t.numel() for t in world.params.values())
@@ -413,12 +409,13 @@ def _bound_record(world: _DemoWorld, p: float) -> dict:
     }
 
 
-def _attack_record(world: _DemoWorld, job: _Job, key: str, reconstructions_dir) -> dict:
+def _attack_record(
+    config: DemoConfig, world: ExperimentWorld, job: _Job, key: str, reconstructions_dir
+) -> dict:
     """The attack job's record; its target and matched reconstruction go to
     ``reconstructions_dir`` under ``key`` unless that is None."""
-    config = world.config
-    images, labels = world.batch(job.target)
-    mask = world.mask(job.p).to(world.device)
+    images, labels = _batch(config, world, job.target)
+    mask = world.mask(job.p)
     sent = client_update(world.model, world.params, mask, images, labels, lr=config.client_lr)
     attack_config = AttackConfig.dlg(
         iterations=config.attack_iterations,
@@ -483,15 +480,15 @@ def run_demo(
     done = store.done()
     todo = [job for job in _jobs(config) if job.key(fingerprint) not in done]
     if todo:
-        world = _DemoWorld(config)
+        world = demo_world(config)
         for job in tqdm(
             todo, desc="demo", unit="job", disable=None if progress is None else not progress
         ):
             key = job.key(fingerprint)
             if job.kind == "bound":
-                record = _bound_record(world, job.p)
+                record = _bound_record(config, world, job.p)
             else:
-                record = _attack_record(world, job, key, reconstructions_dir)
+                record = _attack_record(config, world, job, key, reconstructions_dir)
             store.append({"key": key, "config": fingerprint, "dataset": config.dataset, **record})
     return [r for r in store.records() if r.get("config") == fingerprint]
 

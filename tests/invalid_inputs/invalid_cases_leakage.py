@@ -128,6 +128,14 @@ CASES: list[ApiCase | CliCase] = [
         "Got 100",
         setup=_forty_mnist_images,
     ),
+    # ... and the demo's attack part drew fewer statistics samples than asked, saying
+    # nothing (its leakage part refused the folder only after it)
+    CliCase(
+        "leakage-demo-targets-beyond-the-files",
+        ["demo", "--dataset", "mnist", "--data-dir", "{tmp}/mnist", "--quick", *OUT],
+        ["'num_images' * 'batch_size' + 'stats_samples'", "[2, 40]", "Got 70"],
+        _forty_mnist_images,
+    ),
     # --- the upload's DP noise overflowed the likelihoods: a NaN critic named instead
     _cli("dp-noise-overflows", ["--dp-noise", "1e308", *SMALL], "--dp-noise", "1e+308"),
     _cli("dp-clip-overflows", ["--dp-noise", "1", "--dp-clip", "1e308", *SMALL], "--dp-noise"),

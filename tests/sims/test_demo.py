@@ -16,7 +16,7 @@ from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.demo import (
     LEAKAGE_FIELDS,
     DemoConfig,
-    _DemoWorld,
+    demo_world,
     format_table,
     plot_demo,
     run_demo,
@@ -206,17 +206,21 @@ def test_estimator_part_is_the_leakage_part_on_few_candidates_and_positive_noise
     assert DemoConfig(**TINY, leakage_rates=()).estimate_config() is None
 
 
-def test_leakage_part_studies_the_demo_model_and_masks():
+def test_leakage_part_studies_the_demo_model_masks_and_targets():
     config = DemoConfig(**TINY, leakage_rates=(0.5,), candidates=8)
     leakage_config = config.leakage_config()
     assert leakage_config.rates == (0.5,) and leakage_config.candidates == 8
     assert leakage_config.stats_samples == min(TINY["stats_samples"], 8)
     assert (leakage_config.seed, leakage_config.client_lr) == (config.seed, config.client_lr)
-    demo, study = _DemoWorld(config), World(leakage_config)
+    demo, study = demo_world(config), World(leakage_config)
     for name, weight in demo.params.items():
         torch.testing.assert_close(study.params[name], weight, rtol=0, atol=0)
     assert study.at_rate(0.5).mask.equals(demo.mask(0.5))
     assert study.at_rate(0.5).mask.num_kept() < demo.mask(0.0).num_kept()  # 0.5 really prunes
+    # one seeded draw: the 2 targets and first statistics samples are the study's candidates
+    assert len(demo.images) == TINY["num_images"] + TINY["stats_samples"]
+    torch.testing.assert_close(study.images, demo.images[:8], rtol=0, atol=0)
+    assert torch.equal(study.labels, demo.labels[:8])
 
 
 def _record(p, s, *, exact, published, corrected, status, gaussian=None, estimates=None):

@@ -43,14 +43,13 @@ resumes). ``defenses`` runs every defense of PriPrune's defense study this way a
 whether NMI ranks them as the bits do.
 """
 
+from pruneleak.sims.experiments.attack_model import CONV2_IMAGE_SIZE, MODELS
 from pruneleak.sims.experiments.leakage.config import (
     CONFIDENCE,
-    CONV2_IMAGE_SIZE,
     DATASET_SIZES,
     DATASETS,
     MAX_COUNTS,
     MAX_NOISE_STD,
-    MODELS,
     LeakageConfig,
     check_count,
 )
@@ -61,7 +60,8 @@ from pruneleak.sims.experiments.leakage.tables import (
     format_rounds_table,
     format_table,
 )
-from pruneleak.sims.experiments.leakage.world import GivenSetup, World
+from pruneleak.sims.experiments.leakage.world import World
+from pruneleak.sims.experiments.world import GivenSetup
 
 __all__ = [
     "CONFIDENCE",

@@ -16,6 +16,7 @@ from pruneleak.estimators.device import check_device
 from pruneleak.sims.core.functional import check_lr
 from pruneleak.sims.core.runtime import check_seed, fingerprint
 from pruneleak.sims.defenses import DefenseSpec
+from pruneleak.sims.experiments.attack_model import MODELS
 from pruneleak.sims.releases import MAX_NOISE_STD, MAX_SECRETS
 
 #: Images of each data set a study may draw its candidates from (:mod:`sims.data`), known
@@ -32,15 +33,6 @@ DATASET_SIZES = {
     "cifar10": 50000,
 }
 DATASETS = tuple(DATASET_SIZES)
-#: The attacked models: ``"digits"``, the demo's small sigmoid network
-#: (:func:`sims.experiments.attack_model.attack_model`, 26,474 weights on 8x8 digits);
-#: ``"conv1"``, the defense study's Conv-1 (``sims/sweep/configs/priprune_defense.toml``:
-#: :func:`sims.models.conv_net` with width 32, hidden 64, tanh, average pooling; 13,594
-#: weights on the digits); and ``"conv2"``, PriPrune's Conv-2 (ReLU and max pooling as
-#: published, 6,603,710 weights on 28x28 FEMNIST), on the data set's images resized to
-#: 28x28 (:data:`CONV2_IMAGE_SIZE`).
-MODELS = ("digits", "conv1", "conv2")
-CONV2_IMAGE_SIZE = 28
 #: Confidence of every interval of a record (exact leakage, Clopper-Pearson).
 CONFIDENCE = 0.95
 

@@ -1,5 +1,6 @@
-"""What one leakage study shares across its grid: data, model, candidates, targets, and per
-pruning rate the released round (mask, broadcast weights, defense state) and its mechanism."""
+"""What one leakage study shares across its grid: the experiment world (data, model,
+candidates, masks: :mod:`sims.experiments.world`), targets, other clients, and per pruning
+rate the released round (mask, broadcast weights, defense state) and its mechanism."""
 
 from __future__ import annotations
 
@@ -8,16 +9,15 @@ from dataclasses import dataclass, field
 import torch
 
 from pruneleak.bounds import priprune
-from pruneleak.estimators.device import resolve_device
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver
 from pruneleak.sims.core.gradstats import gradient_statistics
-from pruneleak.sims.core.runtime import fingerprint, seeded
-from pruneleak.sims.data import load_dataset, load_train_test, partition_iid
-from pruneleak.sims.experiments.attack_model import attack_model
-from pruneleak.sims.experiments.leakage.config import CONV2_IMAGE_SIZE, LeakageConfig
+from pruneleak.sims.core.runtime import fingerprint
+from pruneleak.sims.data import load_train_test, partition_iid
+from pruneleak.sims.experiments.attack_model import model_images
+from pruneleak.sims.experiments.leakage.config import LeakageConfig
+from pruneleak.sims.experiments.world import ExperimentWorld, GivenSetup
 from pruneleak.sims.fl.server import FedConfig, evaluate, run_federated
-from pruneleak.sims.models import conv_net
-from pruneleak.sims.pruning.mask import Mask, random_mask
+from pruneleak.sims.pruning.mask import Mask
 from pruneleak.sims.pruning.schemes import RandomPruning
 from pruneleak.sims.releases import (
     ClientSetting,
@@ -38,49 +38,6 @@ def seed_of(*parts) -> int:
     """A 63-bit seed of its own for each (seed, p, s, use, ...), stable across grids: every
     grid point draws independent Monte Carlo streams."""
     return int(fingerprint({"parts": list(parts)}), 16) % 2**63
-
-
-#: :func:`sims.models.conv_net`'s options of the models of ``LeakageConfig.model``.
-_MODEL_OPTIONS = {
-    "conv1": {"num_conv": 1, "width": 32, "hidden": 64, "activation": "tanh", "pooling": "avg"},
-    "conv2": {"num_conv": 2},
-}
-
-
-def _model(config: LeakageConfig, image_shape, num_classes: int, device):
-    """The attacked model and its weights ``w_0`` (``torch.manual_seed(seed)``)."""
-    if config.model == "digits":
-        return attack_model(image_shape, num_classes, seed=config.seed, device=device)
-    options = _MODEL_OPTIONS[config.model]
-    with seeded(config.seed):
-        model = conv_net(
-            in_channels=image_shape[0],
-            image_size=image_shape[1],
-            num_classes=num_classes,
-            **options,
-        ).to(device)
-    return model, {name: t.detach() for name, t in model.named_parameters()}
-
-
-@dataclass(frozen=True)
-class GivenSetup:
-    """A caller's model and candidate pool for :class:`World` (:mod:`sims.audit`).
-
-    Attributes:
-        model: the attacked model, on any device; only its architecture and its parameters
-            (``w_0``, the broadcast weights) are used, through ``functional_call``.
-        images: float32 ``(N, C, H, W)`` pool of candidate images, values in [0, 1].
-        labels: int64 ``(N,)``, in ``[0, num_classes)``.
-        num_classes: the model's number of classes (the attacks' label space).
-        mask: the base mask of the released round (public, drawn before the secret), or
-            None: a random mask of each rate, as for the packaged models.
-    """
-
-    model: torch.nn.Module
-    images: torch.Tensor
-    labels: torch.Tensor
-    num_classes: int
-    mask: Mask | None = None
 
 
 def _check_given(config: LeakageConfig, given: GivenSetup) -> None:
@@ -115,60 +72,46 @@ class RoundState:
     cache: dict = field(default_factory=dict)
 
 
-class World:
-    """The model, candidates, targets, other clients and per-p released rounds of one
-    configuration (:mod:`sims.experiments.leakage`)."""
+class World(ExperimentWorld):
+    """The experiment world of one leakage study (:mod:`sims.experiments.world`: model,
+    candidates, base masks) with its target subsets, other clients and per-p released
+    rounds (:mod:`sims.experiments.leakage`)."""
 
     def __init__(self, config: LeakageConfig, given: GivenSetup | None = None):
         """The packaged model and data set of ``config`` (``config.dataset`` and
         ``config.model``), or with ``given`` (and ``config.dataset is None``) the caller's
         model, candidate pool and optional base mask (:mod:`sims.audit`): no training or
         test split, so no warm-up rounds, other clients or accuracy."""
-        self.config = config
-        self.device = resolve_device(config.device)
         if (given is None) != (config.dataset is not None):
             raise ValueError(
                 "The 'dataset' parameter of LeakageConfig must be None exactly when the "
                 f"model and data are given to World. Got {config.dataset!r} with "
                 f"{'a' if given is not None else 'no'} given setup instead."
             )
-        if given is None:
-            data = load_dataset(config.dataset, config.data_dir)
-            train, test = load_train_test(config.dataset, config.data_dir, seed=config.seed)
-            if config.model == "conv2":
-                data, train, test = (d.resized(CONV2_IMAGE_SIZE) for d in (data, train, test))
-            self.model, self.params = _model(
-                config, data.image_shape, data.num_classes, self.device
-            )
-            pool, pool_labels, self.num_classes = data.images, data.labels, data.num_classes
-            where = f"the {config.dataset!r} files in {config.data_dir}"
-            self.base_mask = None
-        else:
+        if given is not None:
             _check_given(config, given)
-            train = test = None
-            self.model = given.model.to(self.device)
-            self.params = {name: t.detach() for name, t in self.model.named_parameters()}
-            pool, pool_labels, self.num_classes = given.images, given.labels, given.num_classes
-            where = "the given data"
-            self.base_mask = None if given.mask is None else given.mask.to(self.device)
-        if config.candidates > len(pool):
-            # DATASET_SIZES bounds the official files; a data folder may hold fewer images.
-            raise ValueError(
-                f"The 'candidates' parameter of LeakageConfig must be in [2, {len(pool)}]: "
-                f"{where} hold {len(pool)} images. Got {config.candidates} instead."
-            )
-        generator = torch.Generator().manual_seed(config.seed)
-        order = torch.randperm(len(pool), generator=generator)[: config.candidates]
-        self.images = pool[order].to(self.device)
-        self.labels = pool_labels[order].to(self.device)
-        self.targets = subsets(
-            generator, config.candidates, config.batch_size, config.attack_targets
+        super().__init__(
+            dataset=config.dataset,
+            data_dir=config.data_dir,
+            candidates=config.candidates,
+            candidates_name="'candidates' parameter of LeakageConfig",
+            seed=config.seed,
+            device=config.device,
+            model=config.model,
+            given=given,
         )
-        self.train, self.test = train, test
-        self.others = [] if train is None else self._others(train, generator)
+        self.config = config
+        self.targets = subsets(
+            self.generator, config.candidates, config.batch_size, config.attack_targets
+        )
+        self.train = self.test = None
+        if given is None:
+            splits = load_train_test(config.dataset, config.data_dir, seed=config.seed)
+            self.train, self.test = (model_images(config.model, split) for split in splits)
+        self.others = [] if self.train is None else self._others(self.train)
         self._per_p: dict[float, RoundState] = {}
 
-    def _others(self, train, generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def _others(self, train) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """The other clients' fixed batches of ``B`` training images."""
         config = self.config
         b, k = config.batch_size, config.other_clients
@@ -177,7 +120,7 @@ class World:
                 f"The 'other_clients' parameter of LeakageConfig needs B * K = {b * k} training "
                 f"images of {config.dataset!r}, which has {len(train)}. Got {k} instead."
             )
-        picked = torch.randperm(len(train), generator=generator)[: b * k].reshape(k, b)
+        picked = torch.randperm(len(train), generator=self.generator)[: b * k].reshape(k, b)
         return [(train.images[i].to(self.device), train.labels[i].to(self.device)) for i in picked]
 
     def at_rate(self, p: float) -> RoundState:
@@ -189,9 +132,7 @@ class World:
 
     def _round(self, p: float) -> RoundState:
         config = self.config
-        mask = self.base_mask
-        if mask is None:
-            mask = random_mask(self.params, p, seed=config.seed).to(self.device)
+        mask = self.mask(p)
         defense = config.defense.build(seed=config.seed)
         observer = (
             DefenseAwareObserver(pseudo=config.defense.pseudo) if defense is not None else None
