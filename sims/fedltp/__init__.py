@@ -9,7 +9,9 @@ Modules (one idea each):
 - ``tickets``: Algorithm 1, winning tickets with rewinding, score V, softmax (eq. 10).
 - ``dp_local``: :class:`DPLocalTrainer`, tau DP-SGD iterations through Opacus.
 - ``privacy``: the schedule's epsilon and the rounds the budget affords.
-- ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule.
+- ``training``: :func:`run_fedltp`, Algorithm 2 with Laplace validation and the stop rule
+  (one round: :func:`~sims.fedltp.training.run_round`).
+- ``server_state``: the server's state between rounds, and its checkpoints on disk.
 - ``baselines``: DP-Fed and Fed-SPA (Sec. 6.1) on the same loop (``variant=``).
 - ``experiment``: the Table-III-like study of the three at equal budgets.
 - ``empirical`` (import it from there): attacks on the DP, pruned uploads against epsilon,

@@ -389,34 +389,30 @@ def empirical_privacy(
     config = EmpiricalConfig() if config is None else config
     model = _model()
     clients = _clients(config, model)
-    n, b, c_norm = config.local_size, config.batch_size, config.max_grad_norm
-    kappa = 1 / config.secrets
+    b, c_norm = config.batch_size, config.max_grad_norm
     diameters = [_subset_sum_diameter(c.releases, b) for c in clients]
     records = []
     for si, sigma in enumerate(config.sigmas):
-        uploads = []
-        for t, c in enumerate(clients):
-            uploads.append(
-                dp_upload(
-                    model,
-                    c.params,
-                    c.mask,
-                    c.images,
-                    c.labels,
-                    c.batch,
-                    max_grad_norm=c_norm,
-                    noise_multiplier=sigma,
-                    lr=config.lr,
-                    seed=config.seed + 7919 * t + 104_729 * si,
-                )
+        uploads = [
+            dp_upload(
+                model,
+                c.params,
+                c.mask,
+                c.images,
+                c.labels,
+                c.batch,
+                max_grad_norm=c_norm,
+                noise_multiplier=sigma,
+                lr=config.lr,
+                seed=config.seed + 7919 * t + 104_729 * si,
             )
-        sgi_hits, sgi_psnr, sgi_images = _attack(
-            sgi_attack_batched, model, clients, uploads, config
-        )
-        gi_hits, gi_psnr, gi_images = _attack(gi_attack_batched, model, clients, uploads, config)
+            for t, c in enumerate(clients)
+        ]
+        sgi = _attack(sgi_attack_batched, model, clients, uploads, config)
+        gi = _attack(gi_attack_batched, model, clients, uploads, config)
         if reconstructions_dir is not None:
             originals = torch.cat([c.images[c.batch] for c in clients])
-            for attack, images in (("sgi", sgi_images), ("gi", gi_images)):
+            for attack, (_, _, images) in (("sgi", sgi), ("gi", gi)):
                 key = reconstruction_key(config, sigma, attack)
                 save_reconstructions(reconstructions_dir, key, originals, images)
         noise = read_noise_std(sigma, c_norm, b)
@@ -424,42 +420,47 @@ def empirical_privacy(
             batch_leakage(c.releases, noise, b, samples=config.mc_samples, seed=config.seed + t)
             for t, c in enumerate(clients)
         ]
-        bits = np.array([lk.bits for lk in leaks])
-        bayes = np.array([lk.bayes_success for lk in leaks])
-        mu = math.inf if sigma == 0 else 2 * config.replaced / sigma
-        mu_data = [math.inf if sigma == 0 else d / (sigma * c_norm) for d in diameters]
-        eps_replace = step_epsilon(sigma / (2 * config.replaced), config.delta)
-        trials = config.trials
-        records.append(
-            {
-                "sigma": sigma,
-                "epsilon": step_epsilon(sigma, config.delta),
-                "epsilon_replace": eps_replace,
-                "mu": mu,
-                "kappa": kappa,
-                "hayes_gdp": gdp_reconstruction_bound(kappa, mu),
-                "hayes_gdp_data": float(
-                    np.mean([gdp_reconstruction_bound(kappa, m) for m in mu_data])
-                ),
-                "hayes_dp": dp_reconstruction_bound(kappa, eps_replace, config.delta),
-                "bayes_success": float(bayes.mean()),
-                "bayes_success_ci": _mean_interval([lk.bayes_success_ci for lk in leaks]),
-                "sgi_success": sgi_hits / trials,
-                "sgi_success_ci": clopper_pearson_interval(sgi_hits, trials),
-                "gi_success": gi_hits / trials,
-                "gi_success_ci": clopper_pearson_interval(gi_hits, trials),
-                "sgi_psnr": float(np.median(sgi_psnr)),
-                "gi_psnr": float(np.median(gi_psnr)),
-                "bits": float(bits.mean()),
-                "bits_ci": _mean_interval([lk.ci_bits for lk in leaks]),
-                "log2_secrets": math.log2(config.secrets),
-                "sgi_fano_bits": fano_bits(n, b, trials - sgi_hits, trials),
-                "gi_fano_bits": fano_bits(n, b, trials - gi_hits, trials),
-                "trials": trials,
-            }
-        )
+        records.append(_sigma_record(config, sigma, diameters, leaks, sgi=sgi, gi=gi))
         logger.info("sigma %g: %s", sigma, records[-1])
     return records
+
+
+def _sigma_record(config: EmpiricalConfig, sigma: float, diameters, leaks, *, sgi, gi) -> dict:
+    """The record of :func:`empirical_privacy` at ``sigma``: the accountant's epsilons,
+    Hayes et al.'s bounds, the exact leakage of the trials (``leaks``, one
+    :func:`batch_leakage` per trial) and the two attacks' results (:func:`_attack`),
+    with Fano's bound on the bits each attack's errors imply."""
+    n, b, trials = config.local_size, config.batch_size, config.trials
+    kappa = 1 / config.secrets
+    sgi_hits, sgi_psnr, _ = sgi
+    gi_hits, gi_psnr, _ = gi
+    mu = math.inf if sigma == 0 else 2 * config.replaced / sigma
+    mu_data = [math.inf if sigma == 0 else d / (sigma * config.max_grad_norm) for d in diameters]
+    eps_replace = step_epsilon(sigma / (2 * config.replaced), config.delta)
+    return {
+        "sigma": sigma,
+        "epsilon": step_epsilon(sigma, config.delta),
+        "epsilon_replace": eps_replace,
+        "mu": mu,
+        "kappa": kappa,
+        "hayes_gdp": gdp_reconstruction_bound(kappa, mu),
+        "hayes_gdp_data": float(np.mean([gdp_reconstruction_bound(kappa, m) for m in mu_data])),
+        "hayes_dp": dp_reconstruction_bound(kappa, eps_replace, config.delta),
+        "bayes_success": float(np.mean([lk.bayes_success for lk in leaks])),
+        "bayes_success_ci": _mean_interval([lk.bayes_success_ci for lk in leaks]),
+        "sgi_success": sgi_hits / trials,
+        "sgi_success_ci": clopper_pearson_interval(sgi_hits, trials),
+        "gi_success": gi_hits / trials,
+        "gi_success_ci": clopper_pearson_interval(gi_hits, trials),
+        "sgi_psnr": float(np.median(sgi_psnr)),
+        "gi_psnr": float(np.median(gi_psnr)),
+        "bits": float(np.mean([lk.bits for lk in leaks])),
+        "bits_ci": _mean_interval([lk.ci_bits for lk in leaks]),
+        "log2_secrets": math.log2(config.secrets),
+        "sgi_fano_bits": fano_bits(n, b, trials - sgi_hits, trials),
+        "gi_fano_bits": fano_bits(n, b, trials - gi_hits, trials),
+        "trials": trials,
+    }
 
 
 def _mean_interval(intervals) -> list[float]:

@@ -21,10 +21,16 @@ One round ``t = 1, 2, ...`` (Algorithm 2 lines 3-10, Sec. 4.2-4.4, Sec. 5):
    ``Laplace(0, lambda_val)`` noise (sensitivity 1); the server sums them into ``S^t`` and
    keeps the model with the largest ``S^t`` (eq. 19).
 
-Each finished round is one record in a :class:`sims.core.store.ResultStore` (key
-``<run>/round=<t>``; test accuracy, noisy score, epsilon, bytes, densities) written
-after a checkpoint of the server state, so a killed run resumes at the next round and
-reproduces the uninterrupted run: every draw of round ``t`` is seeded by ``(seed, t)``.
+Steps 2-6 are :func:`run_round`, a function of the server state after round ``t - 1``
+(:class:`sims.fedltp.server_state.ServerState`) and of what no round changes
+(:class:`RoundInputs`) that returns the state after round ``t`` and the round's record,
+and writes nothing. :func:`run_fedltp` is the loop around it: step 1, then each record
+goes into a :class:`sims.core.store.ResultStore` (key ``<run>/round=<t>``; test accuracy,
+noisy score, epsilon, bytes, densities) after a checkpoint of the new state, so a killed
+run resumes at the next round and reproduces the uninterrupted run: every draw of round
+``t`` is seeded by ``(seed, t)``. When the loop ends, a stop record says why (``budget``
+or ``rounds``) and how many rounds had run.
+
 Bytes: 4 per kept coordinate (float32, biases included) per selected client, down and up.
 
 Variants (``variant``; the baselines of Sec. 6.1, :mod:`sims.fedltp.baselines`) share this
@@ -39,11 +45,9 @@ the server averages each coordinate over the clients that uploaded it).
 from __future__ import annotations
 
 import logging
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +63,7 @@ from pruneleak.sims.fedltp.data import FedLTPData
 from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
 from pruneleak.sims.fedltp.masks import iterative_client_masks, random_upload_mask
 from pruneleak.sims.fedltp.privacy import epsilon_after
+from pruneleak.sims.fedltp.server_state import ServerCheckpoints, ServerState
 from pruneleak.sims.fedltp.tickets import (
     count_correct,
     current_params,
@@ -84,11 +89,12 @@ class FedLTPResult:
         rounds_run: rounds completed. stopped_by_budget: whether the budget ended the run.
         epsilon: the privacy loss of the rounds run (nats; 0 if none).
 
-    The server state (properties :attr:`best_round`, :attr:`best_params`,
-    :attr:`final_params`, :attr:`ticket_index`, :attr:`ticket_scores`,
-    :attr:`ticket_mask`) is the one the run ended with; for a run that had finished
-    before the call it is read from the run's last checkpoint when first asked for, so
-    that rerunning a finished run reads its records only.
+    The server state (:attr:`state`, and the properties :attr:`best_round`,
+    :attr:`best_params`, :attr:`final_params`, :attr:`ticket_index`,
+    :attr:`ticket_scores`, :attr:`ticket_mask` read from it) is the one the run ended
+    with; for a run that had finished before the call it is read from the run's last
+    checkpoint when first asked for, so that rerunning a finished run reads its records
+    only.
     """
 
     run: str
@@ -96,11 +102,33 @@ class FedLTPResult:
     rounds_run: int
     stopped_by_budget: bool
     epsilon: float
-    _state: dict | None = field(default=None, repr=False)
-    _load_state: Callable[[], dict] | None = field(default=None, repr=False)
+    _state: ServerState | None = field(default=None, repr=False)
+    _load_state: Callable[[], ServerState] | None = field(default=None, repr=False)
+
+    @classmethod
+    def of_records(
+        cls,
+        run: str,
+        records: list[dict],
+        *,
+        stopped_by_budget: bool,
+        state: ServerState | None = None,
+        load_state: Callable[[], ServerState] | None = None,
+    ) -> FedLTPResult:
+        """The result of the run ``run`` whose rounds recorded ``records``: its rounds
+        and epsilon are theirs (the last round's epsilon covers every round before it)."""
+        return cls(
+            run=run,
+            records=records,
+            rounds_run=len(records),
+            stopped_by_budget=stopped_by_budget,
+            epsilon=records[-1]["epsilon"] if records else 0.0,
+            _state=state,
+            _load_state=load_state,
+        )
 
     @property
-    def state(self) -> dict:
+    def state(self) -> ServerState:
         """The server state (see the class docstring); ValueError if its checkpoint is
         missing or damaged."""
         if self._state is None:
@@ -110,32 +138,32 @@ class FedLTPResult:
     @property
     def best_round(self) -> int:
         """The round of the largest noisy score (0: the ticket itself)."""
-        return self.state["best_round"]
+        return self.state.best_round
 
     @property
     def best_params(self) -> dict[str, torch.Tensor]:
         """The kept global weights (eq. 19)."""
-        return self.state["best"]
+        return self.state.best_params
 
     @property
     def final_params(self) -> dict[str, torch.Tensor]:
         """The last global weights."""
-        return self.state["global"]
+        return self.state.global_params
 
     @property
     def ticket_index(self) -> int:
         """The ticket drawn by eq. 10 (-1 for a baseline)."""
-        return self.state["ticket_index"]
+        return self.state.ticket_index
 
     @property
     def ticket_scores(self) -> list[int]:
         """Every ticket's score V."""
-        return self.state["ticket_scores"]
+        return self.state.ticket_scores
 
     @property
     def ticket_mask(self) -> Mask:
         """The ticket's mask."""
-        return Mask(dict(self.state["ticket_mask"]))
+        return self.state.ticket_mask
 
 
 def noisy_scores(scores, *, lambda_val: float, rng: np.random.Generator) -> np.ndarray:
@@ -151,6 +179,8 @@ def _client_seed(seed: int, t: int, client: int) -> int:
 
 
 def _aggregate(global_params, deltas, masks) -> dict[str, torch.Tensor]:
+    """Algorithm 2 line 9 over pruned updates: each coordinate moves by the mean of the
+    ``deltas`` whose ``masks`` keep it (unchanged where none does)."""
     out = {}
     for name, value in global_params.items():
         total = sum(d[name] for d in deltas)
@@ -159,134 +189,180 @@ def _aggregate(global_params, deltas, masks) -> dict[str, torch.Tensor]:
     return out
 
 
-#: The entries of a checkpoint: the run and round it belongs to, then the server state.
-_STATE_KEYS = frozenset(
-    {
-        "run",
-        "round",
-        "global",
-        "best",
-        "best_score",
-        "best_round",
-        "ticket_mask",
-        "ticket_index",
-        "ticket_scores",
-    }
-)
+@dataclass(frozen=True, eq=False)
+class RoundInputs:
+    """What every round of one run reads and no round changes.
 
-
-class _Checkpoints:
-    """Server state after round ``t`` as ``<dir>/round=<t>.pt``, written atomically; the
-    previous one is removed once the next round's record is in the store.
-
-    A checkpoint holds tensors, numbers, strings, lists and dicts only, so it is read with
-    ``torch.load(weights_only=True)``: a file that would build any other object (a pickle
-    that runs a command) is refused before anything in it runs. What is read must then be
-    a checkpoint of this run (``run``) and round, with a float tensor of the model's shape
-    for every weight and a boolean one for every mask flag (``shapes``); anything else (a
-    truncated or foreign file, another run's, another round's) is a ValueError naming the
-    file.
+    Attributes:
+        config: the hyper-parameters. run: the run key, which names the records.
+        variant, upload_keep: as :func:`run_fedltp` takes them.
+        data: the clients' validation data and the test data are read from there.
+        clients_train: each client's training images and labels, on ``device``.
+        trainer: the clients' DP-SGD (:class:`sims.fedltp.dp_local.DPLocalTrainer`); its
+            network is scratch space, overwritten by each client's training and by the
+            evaluation of each aggregated model.
+        device: where the rounds compute.
     """
 
-    def __init__(self, folder: Path, *, run: str, shapes: dict[str, tuple[int, ...]]):
-        self.folder = folder
-        self.run = run
-        self.shapes = shapes
-        folder.mkdir(parents=True, exist_ok=True)
+    config: FedLTPConfig
+    run: str
+    variant: str
+    upload_keep: float | None
+    data: FedLTPData
+    clients_train: list[tuple[torch.Tensor, torch.Tensor]]
+    trainer: DPLocalTrainer
+    device: torch.device
 
-    def path(self, t: int) -> Path:
-        return self.folder / f"round={t}.pt"
-
-    def save(self, t: int, state: dict) -> None:
-        tmp = self.path(t).with_suffix(".tmp")
-        torch.save({**state, "run": self.run, "round": t}, tmp)
-        os.replace(tmp, self.path(t))
-
-    def load(self, t: int) -> dict | None:
-        """The state after round ``t``, or None when no file is there."""
-        path = self.path(t)
-        if not path.exists():
-            return None
-        if not path.is_file():  # a folder, or a FIFO or device that open() would block on
-            raise self._damaged(path, "it is not a regular file")
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as err:  # truncated, random bytes, a forbidden global: torch
-            # raises RuntimeError, UnpicklingError, EOFError... report them all alike
-            raise self._damaged(path, f"it cannot be read ({_reason(err)})") from None
-        self._check(state, path, t)
-        return state
-
-    def _check(self, state, path: Path, t: int) -> None:
-        if not isinstance(state, dict) or set(state) != _STATE_KEYS:
-            found = sorted(map(str, state)) if isinstance(state, dict) else type(state).__name__
-            raise self._damaged(path, f"it holds {found}, not a Fed-LTP server state")
-        if state["run"] != self.run:
-            raise self._damaged(path, f"it belongs to run {state['run']!r}, not {self.run!r}")
-        if state["round"] != t:
-            raise self._damaged(path, f"it holds round {state['round']!r}, not round {t}")
-        for part, floating in (("global", True), ("best", True), ("ticket_mask", False)):
-            self._check_tensors(state[part], path, part, floating=floating)
-        best = state["best_round"]
-        if not (isinstance(best, int) and 0 <= best <= t):
-            raise self._damaged(path, f"its best_round {best!r} is not an integer in [0, {t}]")
-        if not isinstance(state["best_score"], float) or math.isnan(state["best_score"]):
-            raise self._damaged(path, f"its best_score {state['best_score']!r} is not a number")
-        scores = state["ticket_scores"]
-        if not isinstance(scores, list) or not all(isinstance(s, int) for s in scores):
-            raise self._damaged(path, f"its ticket_scores {scores!r} are not a list of integers")
-        if not isinstance(state["ticket_index"], int):
-            raise self._damaged(
-                path, f"its ticket_index {state['ticket_index']!r} is not an integer"
-            )
-
-    def _check_tensors(self, tensors, path: Path, part: str, *, floating: bool) -> None:
-        if not isinstance(tensors, dict) or set(tensors) != set(self.shapes):
-            names = sorted(tensors) if isinstance(tensors, dict) else type(tensors).__name__
-            raise self._damaged(
-                path, f"its {part!r} holds {names}, not the model's {sorted(self.shapes)}"
-            )
-        for name, value in tensors.items():
-            kind = "a float" if floating else "a boolean"
-            if (
-                not isinstance(value, torch.Tensor)
-                or value.is_floating_point() != floating
-                or (not floating and value.dtype != torch.bool)
-                or tuple(value.shape) != self.shapes[name]
-            ):
-                got = (
-                    f"{value.dtype} {tuple(value.shape)}"
-                    if isinstance(value, torch.Tensor)
-                    else type(value).__name__
-                )
-                raise self._damaged(
-                    path,
-                    f"its {part}[{name!r}] is {got}, not {kind} tensor of shape "
-                    f"{self.shapes[name]}",
-                )
-            if floating and not bool(torch.isfinite(value).all()):
-                raise self._damaged(path, f"its {part}[{name!r}] holds non-finite weights")
-
-    @staticmethod
-    def _damaged(path: Path, why: str) -> ValueError:
-        return ValueError(
-            f"The Fed-LTP checkpoint {path} is damaged: {why}. Delete the run's records "
-            f"and checkpoints to start it over."
+    @classmethod
+    def build(
+        cls,
+        config: FedLTPConfig,
+        data: FedLTPData,
+        model: nn.Module,
+        *,
+        run: str,
+        variant: str,
+        upload_keep: float | None,
+        device: torch.device,
+    ) -> RoundInputs:
+        """The inputs of the run ``run``, whose clients train ``model`` (on ``device``)."""
+        trainer = DPLocalTrainer(
+            model,
+            clipping=config.clipping,
+            max_grad_norm=config.max_grad_norm,
+            noise_multiplier=config.noise_multiplier,
+            batch_size=config.batch_size,
+            momentum=config.momentum,
+            device=device,
         )
+        train = [(c.images.to(device), c.labels.to(device)) for c in data.clients_train]
+        return cls(config, run, variant, upload_keep, data, train, trainer, device)
 
-    def drop(self, t: int) -> None:
-        self.path(t).unlink(missing_ok=True)
+
+def run_round(
+    inputs: RoundInputs, state: ServerState, t: int, *, epsilon: float, bytes_before: int
+) -> tuple[ServerState, dict]:
+    """Round ``t`` of Algorithm 2 (steps 2-6 of the module docstring): the state after it
+    and its record.
+
+    ``state`` is the state after round ``t - 1``; it is not modified, nothing is written
+    and every draw is seeded by ``(config.seed, t)``, so the same arguments give the same
+    state and record, bit for bit, in a fresh run and in a resumed one. The budget is not
+    checked here: ``epsilon`` is the privacy loss once the round has run, which the
+    caller's stop rule computed; ``bytes_before`` is what the earlier rounds sent.
+    """
+    config, model = inputs.config, inputs.trainer.base
+    rng = np.random.default_rng([config.seed, t])
+    drawn = rng.choice(config.num_clients, size=config.clients_per_round, replace=False)
+    selected = [int(c) for c in drawn]
+    ticket = state.ticket_mask.to(inputs.device)
+    start = {n: v.to(inputs.device) for n, v in state.global_params.items()}
+    masks = _client_masks(inputs, start, ticket, rng)
+    lr = config.lr * config.lr_decay ** (t - 1)
+    deltas, uploads = _client_updates(inputs, start, selected, masks, t=t, lr=lr)
+    aggregated = _aggregate(start, deltas, uploads)
+    load_params(model, aggregated)
+    score = _validation_score(inputs, model, selected, rng)
+    new_state = state.after_round(t, aggregated, score)
+    bytes_down = _BYTES_PER_VALUE * sum(m.num_kept() for m in masks)
+    bytes_up = _BYTES_PER_VALUE * sum(m.num_kept() for m in uploads)
+    record = {
+        "key": f"{inputs.run}/round={t}",
+        "run": inputs.run,
+        "round": t,
+        "selected": selected,
+        "test_accuracy": count_correct(model, inputs.data.test, inputs.device)
+        / len(inputs.data.test),
+        "validation_score": score,
+        "best_round": new_state.best_round,
+        "epsilon": epsilon,
+        "bytes_up": bytes_up,
+        "bytes_down": bytes_down,
+        "bytes_cumulative": bytes_before + bytes_down + bytes_up,
+        "density_clients": float(np.mean([m.density() for m in masks])),
+        "density_global": ticket.density(),
+        "density_upload": float(np.mean([m.density() for m in uploads])),
+        "variant": inputs.variant,
+    }
+    return new_state, record
 
 
-def _reason(err: Exception) -> str:
-    """Why ``torch.load`` failed, in one line: for the weights-only unpickler, its reason
-    (the global it refused) rather than its opening advice to load the file with
-    ``weights_only=False``."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()] or [""]
-    if lines[0].startswith("Weights only load failed") and len(lines) > 1:
-        reason = next((line for line in lines[1:] if not line.startswith("Please file")), "")
-        return f"refused by torch.load(weights_only=True): {reason}"
-    return f"{type(err).__name__}: {lines[0]}"
+def _client_masks(
+    inputs: RoundInputs, global_params: dict[str, torch.Tensor], ticket: Mask, rng
+) -> list[Mask]:
+    """The mask each selected client trains under (server-side pruning, Algorithm 2 lines
+    20-41): the ticket for fed-one-shot (eq. 11) and the baselines; for fed-iterative, K
+    nested masks pruned further from ``global_params`` (eq. 12), shuffled by ``rng`` over
+    the clients so that no two clients' masks are the same (eq. 14)."""
+    k = inputs.config.clients_per_round
+    if inputs.variant != "fedltp" or inputs.config.pruning == "one_shot":
+        return [ticket] * k
+    nested = iterative_client_masks(
+        global_params, ticket, further_prune=inputs.config.further_prune, count=k
+    )
+    return [nested[j] for j in rng.permutation(k)]
+
+
+def _client_updates(
+    inputs: RoundInputs,
+    global_params: dict[str, torch.Tensor],
+    selected: list[int],
+    masks: list[Mask],
+    *,
+    t: int,
+    lr: float,
+) -> tuple[list[dict[str, torch.Tensor]], list[Mask]]:
+    """Each selected client's update ``Delta_i`` (``tau`` DP-SGD iterations from its masked
+    ``global_params``, Algorithm 2 lines 12-19) and the mask of what it uploads: its own
+    mask, or for Fed-SPA a fresh random subset (the update is zero outside it).
+
+    ValueError (:func:`_diverged`) when a client's weights stopped being finite."""
+    trainer = inputs.trainer
+    deltas, uploads = [], []
+    finite = torch.ones((), dtype=torch.bool, device=inputs.device)
+    for client, mask in zip(selected, masks, strict=True):
+        seed = _client_seed(inputs.config.seed, t, client)
+        start = mask.apply(global_params)
+        trained = trainer.train(
+            global_params,
+            mask,
+            *inputs.clients_train[client],
+            steps=inputs.config.local_steps,
+            lr=lr,
+            seed=seed,
+        )
+        delta = {n: trained[n] - start[n] for n in trained}
+        upload = mask
+        if inputs.variant == "fed-spa":
+            upload = random_upload_mask(delta, inputs.upload_keep, seed=seed + 1)
+            delta = upload.apply(delta)
+        deltas.append(delta)
+        uploads.append(upload)
+        finite &= trainer.finite
+    if not bool(finite):  # one read per round (DPLocalTrainer.train accumulates it)
+        raise _diverged(inputs.config, t, lr)
+    return deltas, uploads
+
+
+def _validation_score(inputs: RoundInputs, model: nn.Module, selected: list[int], rng) -> float:
+    """``S^t`` of eq. 18: the sum over the selected clients of their counts of ``model``'s
+    correct predictions on their validation data, each released with Laplace noise
+    (eq. 17, drawn from ``rng``)."""
+    counts = [count_correct(model, inputs.data.clients_val[c], inputs.device) for c in selected]
+    return float(noisy_scores(counts, lambda_val=inputs.config.lambda_val, rng=rng).sum())
+
+
+def _diverged(config: FedLTPConfig, t: int, lr: float) -> ValueError:
+    """The error of a round whose local training left a non-finite weight, naming what
+    sets the size of a step: the learning rate, and the clipping threshold and noise
+    multiplier (the noise std is their product)."""
+    return ValueError(
+        f"Fed-LTP's local training diverged in round {t}: a client's weights are no longer "
+        f"finite (float32). A step moves a weight by up to lr * (max_grad_norm + "
+        f"noise_multiplier * max_grad_norm * N(0, 1)) / batch_size; lower 'lr' "
+        f"({config.lr!r}; {lr!r} in this round), 'max_grad_norm' ({config.max_grad_norm!r}) "
+        f"or 'noise_multiplier' ({config.noise_multiplier!r})."
+    )
 
 
 def run_key(
@@ -298,6 +374,40 @@ def run_key(
     if variant != "fedltp":
         fields.update(variant=variant, upload_keep=upload_keep)
     return f"{name}-{fingerprint(fields)}"
+
+
+class _RunFiles:
+    """What a run with a store writes: its records and stop record in the store, and the
+    server state after each round in checkpoints beside it
+    (:class:`sims.fedltp.server_state.ServerCheckpoints`)."""
+
+    def __init__(self, store: ResultStore, checkpoints: ServerCheckpoints, run: str):
+        self.store = store
+        self.checkpoints = checkpoints
+        self.run = run
+
+    def recorded(self) -> tuple[list[dict], dict | None]:
+        """The run's round records, round order, and its stop record (None: not
+        finished)."""
+        stored = list(self.store.records())
+        rounds = [r for r in stored if r.get("run") == self.run and "round" in r]
+        stop = next((r for r in stored if r["key"] == f"{self.run}/stop"), None)
+        return sorted(rounds, key=lambda r: r["round"]), stop
+
+    def commit(self, t: int, state: ServerState, record: dict) -> None:
+        """Round ``t`` done: its state checkpointed, then its record stored, then the
+        previous checkpoint dropped, so that a kill at any point leaves a checkpoint of
+        the last recorded round (or of round ``t``, which is then run again)."""
+        self.checkpoints.save(t, state)
+        self.store.append(record)
+        self.checkpoints.drop(t - 1)
+
+    def write_stop(self, *, by_budget: bool, rounds_run: int) -> None:
+        """The stop record: why the run ended, and how many rounds it has recorded."""
+        reason = "budget" if by_budget else "rounds"
+        self.store.append(
+            {"key": f"{self.run}/stop", "run": self.run, "reason": reason, "rounds_run": rounds_run}
+        )
 
 
 def run_fedltp(
@@ -330,6 +440,75 @@ def run_fedltp(
         upload_keep: Fed-SPA's kept fraction of the prunable weights of each upload, in
             (0, 1] (required for ``"fed-spa"``, refused otherwise).
     """
+    upload_keep = _checked_arguments(config, data, variant, upload_keep)
+    device = resolve_device(device)
+    run = run_key(config, name=name, variant=variant, upload_keep=upload_keep)
+    model = model_factory().to(device)
+    files = None
+    if store is not None:
+        folder = checkpoint_dir or store.path.with_name(store.path.name + ".ckpt")
+        shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
+        files = _RunFiles(store, ServerCheckpoints(Path(folder) / run, run=run, shapes=shapes), run)
+    records, stop = files.recorded() if files is not None else ([], None)
+    last = records[-1]["round"] if records else 0
+    if stop is not None:  # finished before: its records say it all, no checkpoint is read
+        return FedLTPResult.of_records(
+            run,
+            records,
+            stopped_by_budget=stop.get("reason") == "budget",
+            load_state=lambda: files.checkpoints.required(last),
+        )
+    if files is not None and last > 0:
+        state = files.checkpoints.required(last)
+    else:
+        state = _state_before_round_1(config, data, model_factory, files, variant, device)
+    inputs = RoundInputs.build(
+        config, data, model, run=run, variant=variant, upload_keep=upload_keep, device=device
+    )
+    state, stopped = _run_rounds(inputs, state, records, files, on_round, first=last + 1)
+    if files is not None:
+        files.write_stop(by_budget=stopped, rounds_run=len(records))
+    return FedLTPResult.of_records(run, records, stopped_by_budget=stopped, state=state)
+
+
+def _run_rounds(
+    inputs: RoundInputs,
+    state: ServerState,
+    records: list[dict],
+    files: _RunFiles | None,
+    on_round: Callable[[dict], None] | None,
+    *,
+    first: int,
+) -> tuple[ServerState, bool]:
+    """Rounds ``first, ..., config.rounds`` of :func:`run_round` from ``state``, each
+    record appended to ``records`` (after the checkpoint and the store, with ``files``);
+    stops before the first round that would take epsilon over the budget (step 1 of the
+    module docstring). Returns the last state and whether the budget stopped the run."""
+    config = inputs.config
+    sizes = [len(c) for c in inputs.data.clients_train]
+    sampling_rate = min(1.0, config.batch_size / min(sizes))
+    for t in range(first, config.rounds + 1):
+        epsilon = epsilon_after(config, t, sampling_rate=sampling_rate)
+        if epsilon > config.epsilon:
+            logger.info(
+                "round %d would bring epsilon to %.4g > %.4g: stop", t, epsilon, config.epsilon
+            )
+            return state, True
+        bytes_before = records[-1]["bytes_cumulative"] if records else 0
+        state, record = run_round(inputs, state, t, epsilon=epsilon, bytes_before=bytes_before)
+        if files is not None:
+            files.commit(t, state, record)
+        records.append(record)
+        if on_round is not None:
+            on_round(record)
+    return state, False
+
+
+def _checked_arguments(
+    config: FedLTPConfig, data: FedLTPData, variant: str, upload_keep: float | None
+) -> float | None:
+    """ValueError naming the parameter of :func:`run_fedltp` that is out of its domain;
+    otherwise ``upload_keep`` as a float (None unless Fed-SPA)."""
     func = "run_fedltp"
     if not isinstance(config, FedLTPConfig):
         raise ValueError(
@@ -347,63 +526,33 @@ def run_fedltp(
             f"The 'upload_keep' parameter of {func} must be given for variant 'fed-spa' "
             f"and only then. Got {upload_keep!r} with variant {variant!r} instead."
         )
-    if upload_keep is not None:
-        upload_keep = check_real("upload_keep", upload_keep, func=func, low=0, high=1)
-        if upload_keep == 0:
-            raise ValueError(
-                f"The 'upload_keep' parameter of {func} must be in (0, 1]. Got 0 instead."
-            )
-    device = resolve_device(device)
-    run = run_key(config, name=name, variant=variant, upload_keep=upload_keep)
-    model = model_factory().to(device)
-    shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
-    checkpoints = None
-    if store is not None:
-        folder = checkpoint_dir or store.path.with_name(store.path.name + ".ckpt")
-        checkpoints = _Checkpoints(Path(folder) / run, run=run, shapes=shapes)
-    records = (
-        sorted(
-            (r for r in store.records() if r.get("run") == run and "round" in r),
-            key=lambda r: r["round"],
-        )
-        if store is not None
-        else []
-    )
-    stop = (
-        next((r for r in store.records() if r["key"] == f"{run}/stop"), None)
-        if store is not None
-        else None
-    )
-    start = records[-1]["round"] if records else 0
-    if stop is not None:  # finished before: its records say it all, no checkpoint is read
-        return FedLTPResult(
-            run=run,
-            records=records,
-            rounds_run=len(records),
-            stopped_by_budget=stop.get("reason") == "budget",
-            epsilon=records[-1]["epsilon"] if records else 0.0,
-            _load_state=partial(_required_state, checkpoints, start, func),
-        )
-    state = checkpoints.load(start) if checkpoints is not None else None
-    if state is None and start > 0:
-        _required_state(checkpoints, start, func)
-    sizes = [len(c) for c in data.clients_train]
-    sampling_rate = min(1.0, config.batch_size / min(sizes))
-    if state is None and variant != "fedltp":
+    if upload_keep is None:
+        return None
+    upload_keep = check_real("upload_keep", upload_keep, func=func, low=0, high=1)
+    if upload_keep == 0:
+        raise ValueError(f"The 'upload_keep' parameter of {func} must be in (0, 1]. Got 0 instead.")
+    return upload_keep
+
+
+def _state_before_round_1(
+    config: FedLTPConfig,
+    data: FedLTPData,
+    model_factory: Callable[[], nn.Module],
+    files: _RunFiles | None,
+    variant: str,
+    device: torch.device,
+) -> ServerState:
+    """The state before round 1: from the run's checkpoint of round 0 when there is one
+    (a run killed in round 1 does not search its tickets again), else built (Algorithm 1
+    for Fed-LTP, the dense ``w0`` of ticket 0 for a baseline) and checkpointed."""
+    state = files.checkpoints.load(0) if files is not None else None
+    if state is not None:
+        return state
+    if variant != "fedltp":
         with seeded(config.seed * config.num_tickets):  # the w0 of Fed-LTP's ticket 0
-            init = {k: v.cpu() for k, v in current_params(model_factory()).items()}
-        state = {
-            "global": init,
-            "best": {k: v.clone() for k, v in init.items()},
-            "best_score": -np.inf,
-            "best_round": 0,
-            "ticket_mask": Mask.ones(init).keep,
-            "ticket_index": -1,
-            "ticket_scores": [],
-        }
-        if checkpoints is not None:
-            checkpoints.save(0, state)
-    if state is None:
+            init = current_params(model_factory())
+        state = ServerState.initial(init, Mask.ones(init), ticket_index=-1, ticket_scores=[])
+    else:
         tickets = find_tickets(
             model_factory,
             data.public,
@@ -419,144 +568,10 @@ def run_fedltp(
         )
         index = select_ticket(tickets, temperature=config.temperature, seed=config.seed)
         ticket = tickets[index]
-        state = {
-            "global": {k: v.cpu() for k, v in ticket.params.items()},
-            "best": {k: v.cpu() for k, v in ticket.params.items()},
-            "best_score": -np.inf,
-            "best_round": 0,
-            "ticket_mask": {k: v.cpu() for k, v in ticket.mask.keep.items()},
-            "ticket_index": index,
-            "ticket_scores": [t.score for t in tickets],
-        }
-        if checkpoints is not None:
-            checkpoints.save(0, state)
-    base = Mask({k: v.to(device) for k, v in state["ticket_mask"].items()})
-    global_params = {k: v.to(device) for k, v in state["global"].items()}
-    trainer = DPLocalTrainer(
-        model,
-        clipping=config.clipping,
-        max_grad_norm=config.max_grad_norm,
-        noise_multiplier=config.noise_multiplier,
-        batch_size=config.batch_size,
-        momentum=config.momentum,
-        device=device,
-    )
-    train = [(c.images.to(device), c.labels.to(device)) for c in data.clients_train]
-    k = config.clients_per_round
-    total_bytes = records[-1]["bytes_cumulative"] if records else 0
-    stopped = False
-    t = start
-    while t < config.rounds:
-        t += 1
-        eps = epsilon_after(config, t, sampling_rate=sampling_rate)
-        if eps > config.epsilon:
-            logger.info("round %d would bring epsilon to %.4g > %.4g: stop", t, eps, config.epsilon)
-            stopped, t = True, t - 1
-            break
-        rng = np.random.default_rng([config.seed, t])
-        selected = rng.choice(config.num_clients, size=k, replace=False)
-        if variant != "fedltp" or config.pruning == "one_shot":
-            masks = [base] * k
-        else:
-            nested = iterative_client_masks(
-                global_params, base, further_prune=config.further_prune, count=k
-            )
-            masks = [nested[j] for j in rng.permutation(k)]
-        lr = config.lr * config.lr_decay ** (t - 1)
-        deltas, uploads = [], []
-        finite = torch.ones((), dtype=torch.bool, device=device)
-        for client, mask in zip(selected, masks, strict=True):
-            start_params = mask.apply(global_params)
-            new = trainer.train(
-                global_params,
-                mask,
-                *train[client],
-                steps=config.local_steps,
-                lr=lr,
-                seed=_client_seed(config.seed, t, int(client)),
-            )
-            delta = {n: new[n] - start_params[n] for n in new}
-            upload = mask
-            if variant == "fed-spa":
-                upload = random_upload_mask(
-                    delta, upload_keep, seed=_client_seed(config.seed, t, int(client)) + 1
-                )
-                delta = upload.apply(delta)
-            deltas.append(delta)
-            uploads.append(upload)
-            finite &= trainer.finite
-        global_params = _aggregate(global_params, deltas, uploads)
-        if not bool(finite):  # one read per round (DPLocalTrainer.train accumulates it)
-            raise _diverged(config, t, lr)
-        load_params(trainer.base, global_params)
-        scores = [count_correct(trainer.base, data.clients_val[c], device) for c in selected]
-        score = float(noisy_scores(scores, lambda_val=config.lambda_val, rng=rng).sum())
-        if score > state["best_score"]:
-            state["best_score"], state["best_round"] = score, t
-            state["best"] = {n: v.cpu().clone() for n, v in global_params.items()}
-        kept = [m.num_kept() for m in masks]
-        sent = [m.num_kept() for m in uploads]
-        round_bytes = _BYTES_PER_VALUE * (sum(kept) + sum(sent))
-        total_bytes += round_bytes
-        record = {
-            "key": f"{run}/round={t}",
-            "run": run,
-            "round": t,
-            "selected": [int(c) for c in selected],
-            "test_accuracy": count_correct(trainer.base, data.test, device) / len(data.test),
-            "validation_score": score,
-            "best_round": state["best_round"],
-            "epsilon": eps,
-            "bytes_up": _BYTES_PER_VALUE * sum(sent),
-            "bytes_down": _BYTES_PER_VALUE * sum(kept),
-            "bytes_cumulative": total_bytes,
-            "density_clients": float(np.mean([m.density() for m in masks])),
-            "density_global": base.density(),
-            "density_upload": float(np.mean([m.density() for m in uploads])),
-            "variant": variant,
-        }
-        state["global"] = {n: v.cpu().clone() for n, v in global_params.items()}
-        if store is not None:
-            checkpoints.save(t, state)
-            store.append(record)
-            checkpoints.drop(t - 1)
-        records.append(record)
-        if on_round is not None:
-            on_round(record)
-    if store is not None:
-        reason = "budget" if stopped else "rounds"
-        store.append({"key": f"{run}/stop", "run": run, "reason": reason, "rounds_run": t})
-    state["global"] = {n: v.cpu() for n, v in global_params.items()}
-    return FedLTPResult(
-        run=run,
-        records=records,
-        rounds_run=len(records),
-        stopped_by_budget=stopped,
-        epsilon=records[-1]["epsilon"] if records else 0.0,
-        _state={k: v for k, v in state.items() if k not in ("run", "round")},
-    )
-
-
-def _diverged(config: FedLTPConfig, t: int, lr: float) -> ValueError:
-    """The error of a round whose local training left a non-finite weight, naming what
-    sets the size of a step: the learning rate, and the clipping threshold and noise
-    multiplier (the noise std is their product)."""
-    return ValueError(
-        f"Fed-LTP's local training diverged in round {t}: a client's weights are no longer "
-        f"finite (float32). A step moves a weight by up to lr * (max_grad_norm + "
-        f"noise_multiplier * max_grad_norm * N(0, 1)) / batch_size; lower 'lr' "
-        f"({config.lr!r}; {lr!r} in this round), 'max_grad_norm' ({config.max_grad_norm!r}) "
-        f"or 'noise_multiplier' ({config.noise_multiplier!r})."
-    )
-
-
-def _required_state(checkpoints: _Checkpoints | None, t: int, func: str) -> dict:
-    """The state after round ``t`` from its checkpoint, or ValueError when there is none."""
-    state = checkpoints.load(t) if checkpoints is not None else None
-    if state is None:
-        where = checkpoints.folder if checkpoints is not None else "(no store)"
-        raise ValueError(
-            f"The 'checkpoint_dir' of {func}, {where}, holds no checkpoint of round {t}; "
-            f"cannot resume (delete the run's records to start over)."
+        scores = [t.score for t in tickets]
+        state = ServerState.initial(
+            ticket.params, ticket.mask, ticket_index=index, ticket_scores=scores
         )
+    if files is not None:
+        files.checkpoints.save(0, state)
     return state

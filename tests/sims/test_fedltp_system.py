@@ -39,9 +39,11 @@ from pruneleak.sims.fedltp import (
     split_fedltp_data,
     split_for_config,
 )
+from pruneleak.sims.fedltp.server_state import ServerState
 from pruneleak.sims.fedltp.tickets import Ticket, load_params, train_masked
+from pruneleak.sims.fedltp.training import RoundInputs, run_round
 from pruneleak.sims.models import build_model
-from pruneleak.sims.pruning.mask import Mask, prunable_names
+from pruneleak.sims.pruning.mask import Mask, magnitude_mask, prunable_names
 
 INTEGER_ORDERS = [float(a) for a in range(2, 65)] + [128.0, 256.0]
 
@@ -188,6 +190,61 @@ def test_aggregation_averages_each_coordinate_over_the_clients_keeping_it():
     torch.testing.assert_close(
         _aggregate(g, deltas, masks)["w"], torch.tensor([[2.0, 2.0], [5.0, 0.0]])
     )
+
+
+def test_round_step_equals_a_slow_per_coordinate_aggregation_of_the_clients_weights(
+    digits, monkeypatch
+):
+    """One fed-iterative round (clients under different nested masks): the new global
+    weight of every coordinate is the old one plus the mean, over the clients whose mask
+    keeps it, of (trained - masked start), written as a plain loop over the coordinates
+    from the weights each client's training returned; the best model follows eq. 19, the
+    bytes count the masks, and the old state is left as it was."""
+    config = tiny_config(pruning="iterative", further_prune=0.3, client_rate=0.5)  # K = 3
+    data = split_for_config(digits, config)
+    torch.manual_seed(0)
+    w0 = {n: p.detach().clone() for n, p in logreg_factory().named_parameters()}
+    state = ServerState.initial(w0, magnitude_mask(w0, 0.5), ticket_index=0, ticket_scores=[7])
+    inputs = RoundInputs.build(
+        config, data, logreg_factory(), run="r", variant="fedltp", upload_keep=None, device="cpu"
+    )
+    trained = []  # (mask, weights) of each client, as its local training returned them
+    train = inputs.trainer.train
+
+    def spy_train(params, mask, *args, **kwargs):
+        trained.append((mask, train(params, mask, *args, **kwargs)))
+        return trained[-1][1]
+
+    monkeypatch.setattr(inputs.trainer, "train", spy_train)
+    new, record = run_round(inputs, state, 4, epsilon=0.5, bytes_before=100)
+
+    assert len(trained) == 3 and not trained[0][0].equals(trained[1][0])  # masks differ
+    for name, old in w0.items():
+        assert torch.equal(state.global_params[name], old)  # the old state is unchanged
+        want = old.clone()
+        for index in np.ndindex(*old.shape):
+            steps = [
+                float(weights[name][index]) - float(old[index])
+                for mask, weights in trained
+                if mask.keep[name][index]
+            ]
+            if steps:
+                want[index] = float(old[index]) + sum(steps) / len(steps)
+        torch.testing.assert_close(new.global_params[name], want, rtol=1e-5, atol=1e-6)
+        assert torch.equal(new.best_params[name], new.global_params[name])  # beats -inf
+    assert new.best_round == record["best_round"] == 4 and state.best_round == 0
+    assert new.best_score == record["validation_score"]
+    kept = sum(int(m.keep[n].sum()) for m, _ in trained for n in m.keep)
+    assert record["bytes_down"] == record["bytes_up"] == 4 * kept
+    assert record["bytes_cumulative"] == 100 + 8 * kept
+    assert record["epsilon"] == 0.5 and record["round"] == 4
+    # a round scoring below the best so far moves the global model only
+    held = ServerState(**{**vars(state), "best_score": math.inf})
+    after, _ = run_round(inputs, held, 4, epsilon=0.5, bytes_before=100)
+    assert after.best_round == 0 and after.best_score == math.inf
+    for name, value in new.global_params.items():
+        assert torch.equal(after.global_params[name], value)  # same seeds, same round
+        assert torch.equal(after.best_params[name], state.best_params[name])
 
 
 # ---- accounting against Opacus and dp_accounting ----------------------------------------
