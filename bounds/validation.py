@@ -28,7 +28,10 @@ def _short_repr(value) -> str:
 
 def _bound_text(value) -> str:
     """An integer, or a float holding one below 2**53, exactly (cut by ``_short_repr`` when
-    huge); anything else as ``f"{value:g}"``."""
+    huge); a string (a bound known only at run time, ``"M"``) as it is; anything else as
+    ``f"{value:g}"``."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, Integral | np.integer):
         return _short_repr(int(value))
     if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
@@ -39,7 +42,14 @@ def _bound_text(value) -> str:
         return _short_repr(value)
 
 
-def _interval(low, high, low_inclusive, high_inclusive) -> str:
+def interval_text(low, high, low_inclusive: bool = True, high_inclusive: bool = True) -> str:
+    """The interval from ``low`` to ``high`` (None: unbounded) as the messages write it.
+
+    >>> interval_text(0, 1, high_inclusive=False)
+    '[0, 1)'
+    >>> interval_text(2, "M")
+    '[2, M]'
+    """
     left = "[" if low_inclusive and low is not None else "("
     right = "]" if high_inclusive and high is not None else ")"
     lo = "-inf" if low is None else _bound_text(low)
@@ -84,7 +94,7 @@ def check_real(
     ...
     ValueError: The 'p' parameter of f must be in [0, 1]. Got 1.3 instead.
     """
-    interval = _interval(low, high, low_inclusive, high_inclusive)
+    interval = interval_text(low, high, low_inclusive, high_inclusive)
     if (
         isinstance(value, bool)
         or not isinstance(value, Real | np.number)
@@ -120,7 +130,7 @@ def check_int(
     >>> check_int("n", np.int64(3), func="f", low=1)
     3
     """
-    interval = _interval(low, high, True, True)
+    interval = interval_text(low, high, True, True)
     if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
         raise ValueError(
             f"The '{name}' parameter of {func} must be an integer in {interval}. "

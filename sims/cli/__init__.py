@@ -3,9 +3,10 @@
 Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser with :func:`add_command` (so that every
 option's help ends with its default) and sets ``func`` to a callable taking the parsed
-arguments and returning an exit code. Numeric options use the types of
-:mod:`sims.cli.arguments`, so a NaN, a negative count or a non-number is refused before
-any work starts.
+arguments and returning an exit code. An option that sets a field of a configuration is
+built from that field (:mod:`sims.cli.config_options`: its type, range, unit, default and
+help). Numeric options use the types of :mod:`sims.cli.arguments`, so a NaN, a negative
+count or a non-number is refused before any work starts.
 
 Commands that write files take ``--out DIR`` (:func:`add_out_argument`), by default
 ``pruneleak-out/<command>`` under the current directory, which ``.gitignore`` lists: a
@@ -51,10 +52,10 @@ SUBCOMMANDS = (
 )
 
 
-def _typed(value) -> str:
+def as_typed(value) -> str:
     """``value`` written as one would type it on the command line."""
     if isinstance(value, list | tuple):
-        return " ".join(_typed(v) for v in value)
+        return " ".join(as_typed(v) for v in value)
     if isinstance(value, float):
         return f"{value:.15g}"
     return str(value)
@@ -78,7 +79,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
             or not action.option_strings
         ):
             return text
-        return f"{text} (default: {_typed(action.default).replace('%', '%%')})"
+        return f"{text} (default: {as_typed(action.default).replace('%', '%%')})"
 
 
 _NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$", re.I)

@@ -22,20 +22,15 @@ from functools import partial
 from tqdm.auto import tqdm
 
 from pruneleak.sims.cli import add_command, add_data_dir_argument, add_out_argument
-from pruneleak.sims.cli.arguments import (
-    finite_float,
-    nonnegative_float,
-    nonnegative_int,
-    positive_float,
-    positive_int,
-)
+from pruneleak.sims.cli.arguments import positive_float
+from pruneleak.sims.cli.config_options import ConfigOption, add_config_options, config_values
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import available_datasets, load_dataset
 from pruneleak.sims.fedltp.baselines import MIB, VARIANTS, run_variant
-from pruneleak.sims.fedltp.config import CLIPPING, PARTITIONS, FedLTPConfig
+from pruneleak.sims.fedltp.config import FedLTPConfig
 from pruneleak.sims.fedltp.data import split_for_config
 from pruneleak.sims.fedltp.privacy import affordable_rounds
 from pruneleak.sims.fedltp.training import run_key
@@ -44,7 +39,40 @@ from pruneleak.sims.models import available_models, build_model
 RESULTS_NAME = "fedltp.jsonl"
 PRUNING = {"one-shot": "one_shot", "iterative": "iterative"}
 DEFAULT_KEEP = 0.6  # Fed-SPA's p in the paper's Fig. 4 (Sec. 6.2 3))
-_D = FedLTPConfig()
+
+#: The run's options, each setting a FedLTPConfig field (``--pruning`` aside, read
+#: through :data:`PRUNING`): the ticket search's,
+METHOD_OPTIONS = (
+    ConfigOption("--prune-degree", "prune_degree"),
+    ConfigOption("--further-prune", "further_prune"),
+    ConfigOption("--tickets", "num_tickets"),
+    ConfigOption("--ticket-steps", "ticket_steps"),
+)
+#: the private data's split,
+DATA_OPTIONS = (
+    ConfigOption("--partition", "partition"),
+    ConfigOption("--alpha", "dirichlet_alpha"),
+)
+#: the federated DP training's,
+FL_OPTIONS = (
+    ConfigOption("--clients", "num_clients"),
+    ConfigOption("--client-rate", "client_rate"),
+    ConfigOption("--local-steps", "local_steps"),
+    ConfigOption("--batch-size", "batch_size"),
+    ConfigOption("--clip", "max_grad_norm"),
+    ConfigOption("--sigma", "noise_multiplier"),
+    ConfigOption("--clipping", "clipping"),
+    ConfigOption("--lr", "lr"),
+    ConfigOption("--lr-decay", "lr_decay"),
+    ConfigOption("--momentum", "momentum"),
+    ConfigOption("--lambda-val", "lambda_val"),
+    ConfigOption("--epsilon", "epsilon"),
+    ConfigOption("--delta", "delta"),
+    ConfigOption("--rounds", "rounds"),
+)
+#: and the seed.
+RUN_OPTIONS = (ConfigOption("--seed", "seed"),)
+CONFIG_OPTIONS = (*METHOD_OPTIONS, *DATA_OPTIONS, *FL_OPTIONS, *RUN_OPTIONS)
 
 
 def register(subparsers) -> None:
@@ -64,6 +92,7 @@ def register(subparsers) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the run's options to ``parser``, in four groups."""
     method = parser.add_argument_group("method")
     method.add_argument("--variant", choices=VARIANTS, default="fedltp", help="method")
     method.add_argument(
@@ -75,30 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"Fed-SPA: kept fraction p of each upload's weights, in (0, 1] "
         f"(default: {DEFAULT_KEEP} with --variant fed-spa, refused otherwise)",
     )
-    method.add_argument(
-        "--prune-degree",
-        type=nonnegative_float,
-        default=_D.prune_degree,
-        help="Pr: fraction of the weights the ticket prunes, in [0, 1)",
-    )
-    method.add_argument(
-        "--further-prune",
-        type=nonnegative_float,
-        default=_D.further_prune,
-        help="P2 of fed-iterative pruning: further fraction pruned per client, in [0, 1)",
-    )
-    method.add_argument(
-        "--tickets",
-        type=positive_int,
-        default=_D.num_tickets,
-        help="M, the number of tickets drawn from",
-    )
-    method.add_argument(
-        "--ticket-steps",
-        type=positive_int,
-        default=_D.ticket_steps,
-        help="k, public-data training steps per ticket",
-    )
+    add_config_options(method, FedLTPConfig, METHOD_OPTIONS)
     data = parser.add_argument_group("data and model")
     data.add_argument(
         "--dataset",
@@ -113,127 +119,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="logreg",
         help="model (conv models stay near chance under DP noise on 8x8 digits)",
     )
-    data.add_argument(
-        "--partition",
-        choices=PARTITIONS,
-        default=_D.partition,
-        help="split of the private data over the clients",
-    )
-    data.add_argument(
-        "--alpha",
-        type=positive_float,
-        default=_D.dirichlet_alpha,
-        help="Dirichlet concentration of --partition dirichlet, > 0",
-    )
-    fl = parser.add_argument_group("federated DP training")
-    fl.add_argument(
-        "--clients", type=positive_int, default=_D.num_clients, help="U, the number of clients"
-    )
-    fl.add_argument(
-        "--client-rate",
-        type=positive_float,
-        default=_D.client_rate,
-        help="q, fraction of the clients selected per round, in (0, 1]",
-    )
-    fl.add_argument(
-        "--local-steps",
-        type=positive_int,
-        default=_D.local_steps,
-        help="tau, DP-SGD steps per selected client and round (each one counted)",
-    )
-    fl.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=_D.batch_size,
-        help="B, expected Poisson batch size",
-    )
-    fl.add_argument(
-        "--clip", type=positive_float, default=_D.max_grad_norm, help="C, clipping threshold"
-    )
-    fl.add_argument(
-        "--sigma",
-        type=nonnegative_float,
-        default=_D.noise_multiplier,
-        help="sigma, noise multiplier (noise std sigma C)",
-    )
-    fl.add_argument(
-        "--clipping",
-        choices=CLIPPING,
-        default=_D.clipping,
-        help="per-example (DP-SGD) or batch (Algorithm 2 line 15 as printed)",
-    )
-    fl.add_argument("--lr", type=positive_float, default=_D.lr, help="eta, local learning rate")
-    fl.add_argument(
-        "--lr-decay",
-        type=positive_float,
-        default=_D.lr_decay,
-        help="learning-rate decay per round, in (0, 1]",
-    )
-    fl.add_argument(
-        "--momentum",
-        type=nonnegative_float,
-        default=_D.momentum,
-        help="local SGD momentum, in [0, 1)",
-    )
-    fl.add_argument(
-        "--lambda-val",
-        type=positive_float,
-        default=_D.lambda_val,
-        help="lambda_val, Laplace scale of each validation score",
-    )
-    fl.add_argument(
-        "--epsilon", type=positive_float, default=_D.epsilon, help="privacy budget epsilon, nats"
-    )
-    fl.add_argument(
-        "--delta", type=finite_float, default=_D.delta, help="delta of the budget, in (0, 1)"
-    )
-    fl.add_argument("--rounds", type=positive_int, default=_D.rounds, help="T, the most rounds")
+    add_config_options(data, FedLTPConfig, DATA_OPTIONS)
+    add_config_options(parser.add_argument_group("federated DP training"), FedLTPConfig, FL_OPTIONS)
     run_group = parser.add_argument_group("run")
-    run_group.add_argument(
-        "--seed", type=nonnegative_int, default=_D.seed, help="seed of every draw"
-    )
+    add_config_options(run_group, FedLTPConfig, RUN_OPTIONS)
     run_group.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     add_out_argument(run_group, "fedltp")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     declare_options(
         parser,
-        {"FedLTPConfig": OPTIONS, "run_fedltp": {"keep": "upload_keep"}},
+        {"FedLTPConfig": {"pruning": "pruning"}, "run_fedltp": {"keep": "upload_keep"}},
         bare="FedLTPConfig",
     )
 
 
-#: Command-line destination -> FedLTPConfig field, for every option of the configuration
-#: (``--pruning`` is read through :data:`PRUNING`).
-OPTIONS = {
-    "clients": "num_clients",
-    "client_rate": "client_rate",
-    "local_steps": "local_steps",
-    "clip": "max_grad_norm",
-    "sigma": "noise_multiplier",
-    "batch_size": "batch_size",
-    "clipping": "clipping",
-    "lr": "lr",
-    "lr_decay": "lr_decay",
-    "momentum": "momentum",
-    "lambda_val": "lambda_val",
-    "epsilon": "epsilon",
-    "delta": "delta",
-    "rounds": "rounds",
-    "prune_degree": "prune_degree",
-    "tickets": "num_tickets",
-    "ticket_steps": "ticket_steps",
-    "pruning": "pruning",
-    "further_prune": "further_prune",
-    "partition": "partition",
-    "alpha": "dirichlet_alpha",
-    "seed": "seed",
-}
-
-
 def config_from_args(args: argparse.Namespace) -> FedLTPConfig:
     """The :class:`FedLTPConfig` the parsed arguments describe (ValueError if invalid)."""
-    given = {field: getattr(args, dest) for dest, field in OPTIONS.items()}
-    return FedLTPConfig(**{**given, "pruning": PRUNING[args.pruning]})
+    return FedLTPConfig(**config_values(args, CONFIG_OPTIONS), pruning=PRUNING[args.pruning])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,11 +4,13 @@ The library's configurations refuse a value naming their own parameter ("The
 'noise_stds' parameter of LeakageConfig must be in [0, 1000]..."), which is right for a
 caller of the API and unhelpful on the command line, where the user typed ``--noise``. A
 command declares which option sets which field of which configuration
-(:func:`declare_options`); :func:`name_options` rewrites such a message to start from the
-option ("The --noise option ('noise_stds' of LeakageConfig) must be ..."), keeping the
-parameter's name for whoever reads the API documentation. Parameters of other functions
-(an attack's own ``lr``) are left as they are: only the declared configurations are
-rewritten, so an option is never blamed for a value it did not set.
+(:func:`declare_options`; the options built from a configuration's fields are declared as
+they are added, :mod:`sims.cli.config_options`); :func:`name_options` rewrites such a
+message to start from the option ("The --noise option ('noise_stds' of LeakageConfig)
+must be ..."), keeping the parameter's name for whoever reads the API documentation.
+Parameters of other functions (an attack's own ``lr``) are left as they are: only the
+declared configurations are rewritten, so an option is never blamed for a value it did
+not set.
 """
 
 from __future__ import annotations
@@ -30,10 +32,13 @@ def declare_options(
     """Record on ``parser`` that option destination ``dest`` sets field ``owners[owner][dest]``
     of configuration ``owner`` (a class or function name, as its messages write it).
 
-    ``bare`` names the owner whose fields are also rewritten where a message quotes them
-    alone (``'lr'``): the command's own configuration, whose errors may name several of
-    its fields at once ("lower 'lr' or 'max_grad_norm'"). Call it after the options are
-    added: each ``dest`` must be one of them (KeyError).
+    Each call adds to what earlier calls declared (:mod:`sims.cli.config_options` declares
+    each option it adds). ``parser`` may be an argument group, which shares its parser's
+    options and defaults. ``bare`` names the owner whose fields are also
+    rewritten where a message quotes them alone (``'lr'``): the command's own
+    configuration, whose errors may name several of its fields at once ("lower 'lr' or
+    'max_grad_norm'"). Call it after the options are added: each ``dest`` must be one of
+    them (KeyError).
     """
     # argparse lists a parser's options (its groups' included) only in ``_actions``.
     option = {
@@ -41,11 +46,12 @@ def declare_options(
         for action in parser._actions
         if action.option_strings
     }
-    fields = {
-        owner: {field: option[dest] for dest, field in dests.items()}
-        for owner, dests in owners.items()
-    }
-    parser.set_defaults(option_of_field=fields, option_of_bare_field=fields.get(bare, {}))
+    fields = dict(parser.get_default("option_of_field") or {})
+    for owner, dests in owners.items():
+        fields[owner] = {**fields.get(owner, {}), **{f: option[d] for d, f in dests.items()}}
+    parser.set_defaults(option_of_field=fields)
+    if bare is not None:
+        parser.set_defaults(bare_option_owner=bare)
 
 
 def name_options(message: str, args: argparse.Namespace) -> str:
@@ -53,7 +59,7 @@ def name_options(message: str, args: argparse.Namespace) -> str:
     "The --option option ('field' of Owner)", and each other quoted field of the ``bare``
     owner as "--option"; undeclared parameters are left as written."""
     fields = getattr(args, "option_of_field", {})
-    bare = getattr(args, "option_of_bare_field", {})
+    bare = fields.get(getattr(args, "bare_option_owner", None), {})
 
     def rename(match: re.Match) -> str:
         option = fields.get(match["owner"], {}).get(match["field"])

@@ -15,49 +15,52 @@ from __future__ import annotations
 import argparse
 
 from pruneleak.sims.cli import Parser, add_command, add_data_dir_argument, add_out_argument
-from pruneleak.sims.cli.arguments import (
-    finite_float,
-    nonnegative_int,
-    positive_float,
-    positive_int,
+from pruneleak.sims.cli.arguments import positive_int
+from pruneleak.sims.cli.config_options import (
+    ConfigOption,
+    add_config_options,
+    config_values,
+    fields_set_by,
 )
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
 from pruneleak.sims.core.store import ResultStore
-from pruneleak.sims.data.datasets import available_datasets
-from pruneleak.sims.experiments.train import PARTITIONS, TrainConfig, run_training
-from pruneleak.sims.fl.server import ALGORITHMS, FedConfig
-from pruneleak.sims.models import available_models
-from pruneleak.sims.pruning.schemes import available_schemes
+from pruneleak.sims.experiments.train import TrainConfig, run_training
+from pruneleak.sims.fl.server import FedConfig
 
 RESULTS_NAME = "train.jsonl"
 
-#: Command-line destination -> TrainConfig field (the model's options and FedConfig aside).
-OPTIONS = {
-    "dataset": "dataset",
-    "model": "model",
-    "pruning": "pruning",
-    "p": "p",
-    "readjust_every": "readjust_every",
-    "clients": "num_clients",
-    "partition": "partition",
-    "alpha": "alpha",
-    "test_fraction": "test_fraction",
-    "seed": "seed",
-    "device": "device",
-}
-#: Command-line destination -> FedConfig field.
-FED_OPTIONS = {
-    "rounds": "rounds",
-    "clients_per_round": "clients_per_round",
-    "local_epochs": "local_epochs",
-    "batch_size": "batch_size",
-    "lr": "lr",
-    "algorithm": "algorithm",
-    "eval_every": "eval_every",
-    "seed": "seed",
-}
+#: The run's options, each setting a TrainConfig field (the model's options aside): the
+#: data's,
+DATA_OPTIONS = (
+    ConfigOption("--dataset", "dataset"),
+    ConfigOption("--partition", "partition"),
+    ConfigOption("--clients", "num_clients", metavar="N"),
+    ConfigOption("--alpha", "alpha"),
+    ConfigOption("--test-fraction", "test_fraction"),
+)
+#: the model's and the pruning's,
+MODEL_OPTIONS = (
+    ConfigOption("--model", "model"),
+    ConfigOption("--pruning", "pruning"),
+    ConfigOption("--p", "p"),
+    ConfigOption("--readjust-every", "readjust_every", metavar="ROUNDS"),
+)
+#: and the run's.
+RUN_OPTIONS = (ConfigOption("--seed", "seed"), ConfigOption("--device", "device"))
+#: The FL loop's options, each setting a FedConfig field (its seed is --seed).
+FED_OPTIONS = (
+    ConfigOption("--rounds", "rounds"),
+    ConfigOption("--clients-per-round", "clients_per_round", note="(at most --clients)"),
+    ConfigOption("--local-epochs", "local_epochs"),
+    ConfigOption("--batch-size", "batch_size", metavar="B"),
+    ConfigOption("--lr", "lr"),
+    ConfigOption("--algorithm", "algorithm"),
+    ConfigOption("--eval-every", "eval_every", metavar="ROUNDS"),
+)
+#: Options of the model's architecture (TrainConfig.model_options); None: the model's own.
+ARCHITECTURE_OPTIONS = ("width", "hidden", "activation")
 
 
 def register(subparsers) -> None:
@@ -85,40 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the run's options to ``parser`` (the subcommand's, or :func:`build_parser`'s)."""
     data = parser.add_argument_group("data")
-    data.add_argument(
-        "--dataset", choices=available_datasets(), default=TrainConfig.dataset, help="data set"
-    )
+    add_config_options(data, TrainConfig, DATA_OPTIONS)
     add_data_dir_argument(data)
-    data.add_argument(
-        "--partition",
-        choices=PARTITIONS,
-        default=TrainConfig.partition,
-        help="client split; 'natural' = FEMNIST writers",
-    )
-    data.add_argument(
-        "--clients",
-        type=positive_int,
-        default=TrainConfig.num_clients,
-        metavar="N",
-        help="number of clients N for iid/dirichlet",
-    )
-    data.add_argument(
-        "--alpha",
-        type=positive_float,
-        default=TrainConfig.alpha,
-        help="Dirichlet concentration of the dirichlet split, > 0 (small: more label skew)",
-    )
-    data.add_argument(
-        "--test-fraction",
-        type=finite_float,
-        default=TrainConfig.test_fraction,
-        help="held-out fraction of the images when there is no official test split, in (0, 1)",
-    )
     model = parser.add_argument_group("model and pruning")
-    model.add_argument(
-        "--model", choices=available_models(), default=TrainConfig.model, help="model"
-    )
+    add_config_options(model, TrainConfig, MODEL_OPTIONS)
     model.add_argument(
         "--width",
         type=positive_int,
@@ -134,72 +109,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("relu", "sigmoid", "tanh"),
         help="activation, all models but logreg (default: the model's)",
     )
-    model.add_argument(
-        "--pruning", choices=available_schemes(), default=TrainConfig.pruning, help="pruning scheme"
-    )
-    model.add_argument(
-        "--p",
-        type=finite_float,
-        default=TrainConfig.p,
-        help="base pruning rate: fraction of the weights pruned, in [0, 1]",
-    )
-    model.add_argument(
-        "--readjust-every",
-        type=positive_int,
-        metavar="ROUNDS",
-        help="FedDST/PruneFL re-adjustment interval, in rounds (default: the scheme's)",
-    )
-    fl = parser.add_argument_group("federated learning")
-    fl.add_argument("--rounds", type=positive_int, default=FedConfig.rounds, help="global rounds T")
-    fl.add_argument(
-        "--clients-per-round",
-        type=positive_int,
-        default=FedConfig.clients_per_round,
-        help="clients sampled per round, at most --clients",
-    )
-    fl.add_argument(
-        "--local-epochs",
-        type=positive_int,
-        default=FedConfig.local_epochs,
-        help="local steps on the batch (fedsgd) or passes over the client's data (fedavg)",
-    )
-    fl.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=FedConfig.batch_size,
-        metavar="B",
-        help="local batch size B, in images",
-    )
-    fl.add_argument(
-        "--lr",
-        type=positive_float,
-        default=FedConfig.lr,
-        help="client learning rate r of eq. (1), > 0",
-    )
-    fl.add_argument(
-        "--algorithm", choices=ALGORITHMS, default=FedConfig.algorithm, help="federated algorithm"
-    )
-    fl.add_argument(
-        "--eval-every",
-        type=positive_int,
-        default=FedConfig.eval_every,
-        metavar="ROUNDS",
-        help="evaluate the global model every this many rounds",
-    )
+    add_config_options(parser.add_argument_group("federated learning"), FedConfig, FED_OPTIONS)
     run_group = parser.add_argument_group("run")
-    run_group.add_argument(
-        "--seed", type=nonnegative_int, default=TrainConfig.seed, help="seed of every draw"
-    )
-    run_group.add_argument("--device", default=TrainConfig.device, help="auto, cpu, cuda or cuda:N")
+    add_config_options(run_group, TrainConfig, RUN_OPTIONS)
     add_out_argument(run_group, "train")
     run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    nested = {dest: f"fed.{field}" for dest, field in FED_OPTIONS.items()}
+    fed = {**fields_set_by(FED_OPTIONS), "seed": "seed"}
     clients = {"clients": "num_clients"}  # checked against the data set when it is split
     declare_options(
         parser,
-        {
-            "TrainConfig": {**nested, **OPTIONS},
-            "FedConfig": FED_OPTIONS,
+        {  # TrainConfig's checks of its FedConfig name the field 'fed.<name>'
+            "TrainConfig": {d: f"fed.{f}" for d, f in fed.items()},
+            "FedConfig": {"seed": "seed"},
             "run_federated": {"batch_size": "config.batch_size"},
             "partition_iid": clients,
             "partition_dirichlet": clients,
@@ -211,14 +132,14 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """The :class:`TrainConfig` the parsed arguments describe."""
     options = {
         name: getattr(args, name)
-        for name in ("width", "hidden", "activation")
+        for name in ARCHITECTURE_OPTIONS
         if getattr(args, name) is not None
     }
-    fed = FedConfig(**{field: getattr(args, dest) for dest, field in FED_OPTIONS.items()})
+    fed = FedConfig(seed=args.seed, **config_values(args, FED_OPTIONS))
     return TrainConfig(
         model_options=tuple(options.items()),
         fed=fed,
-        **{field: getattr(args, dest) for dest, field in OPTIONS.items()},
+        **config_values(args, (*DATA_OPTIONS, *MODEL_OPTIONS, *RUN_OPTIONS)),
     )
 
 

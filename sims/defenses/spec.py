@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from pruneleak.bounds.validation import check_choice
+from pruneleak.sims.core.fields import documented
 from pruneleak.sims.defenses.adaptive import PriPruneDefense
 from pruneleak.sims.defenses.client import FixedDefense
 
@@ -35,16 +36,25 @@ class DefenseSpec:
     every field), so that one computation has one job and one key.
     """
 
-    name: str = "none"
-    rate: float = 0.3
+    name: str = documented(
+        "none",
+        "the client-side defense (PriPrune's Largest, Random, Mix at the defense rate, or "
+        "its adaptive Gumbel defense)",
+        choices=DEFENSES,
+    )
+    rate: float = documented(
+        0.3, "fraction of the base-kept weights the fixed defenses withhold", low=0, high=1
+    )
     pseudo: bool = True
     largest_fraction: float = 0.5
-    lambda_acc: float = 5.0
-    lambda_pri: float = 15.0
-    lambda_sha: float = 2e-5
+    lambda_acc: float = documented(5.0, "PriPrune's eq. (16) lambda_acc", low=0)
+    lambda_pri: float = documented(15.0, "PriPrune's eq. (16) lambda_pri", low=0)
+    lambda_sha: float = documented(2e-5, "PriPrune's eq. (16) lambda_sha", low=0)
     temperature: float = 1.0
     alpha_init: float = 0.3
-    alpha_lr: float | None = None
+    alpha_lr: float | None = documented(
+        None, "PriPrune's step size of alpha", low=0, low_open=True, unset="the client's lr"
+    )
 
     #: The fields each defense reads.
     READS: ClassVar[dict[str, tuple[str, ...]]] = {

@@ -61,6 +61,7 @@ from pruneleak.estimators.device import check_device
 from pruneleak.estimators.image import score_reconstruction
 from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import AttackConfig, gi_attack, sgi_attack
+from pruneleak.sims.core.fields import device_field, documented, seed_field
 from pruneleak.sims.core.functional import check_lr
 from pruneleak.sims.core.gradstats import gradient_statistics
 from pruneleak.sims.core.reconstructions import load_reconstructions, save_reconstructions
@@ -68,6 +69,7 @@ from pruneleak.sims.core.runtime import check_seed, fingerprint
 from pruneleak.sims.core.store import ResultStore, key_number
 from pruneleak.sims.experiments.leakage import (
     DATASET_SIZES,
+    MAX_COUNTS,
     MAX_NOISE_STD,
     LeakageConfig,
     check_count,
@@ -170,29 +172,90 @@ class DemoConfig:
         estimate_steps: Adam steps of MINE and H-MINE, >= 1.
     """
 
-    dataset: str = "digits"
+    dataset: str = documented(
+        "digits",
+        "the images (faces: 25x25 grey LFW, patches: 32x32 RGB photograph tiles; mnist, "
+        "fashion_mnist, cifar10 need a data folder)",
+        choices=DATASETS,
+    )
     data_dir: str | None = None
-    pruning_rates: tuple[float, ...] = DEFAULT_RATES
+    pruning_rates: tuple[float, ...] = documented(
+        DEFAULT_RATES,
+        "pruning rates of the attack jobs: fractions of the weights pruned",
+        low=0,
+        high=1,
+    )
     attacks: tuple[str, ...] = ("sgi", "gi")
-    num_images: int = 8
-    batch_size: int = 1
+    num_images: int = documented(8, "target images per p and attack", low=1)
+    batch_size: int = documented(1, "client batch size B", low=1, unit="images")
     client_lr: float = 0.25
-    pruning: str = "random"
-    attack_iterations: int = 100
-    stats_samples: int | None = None
+    pruning: str = documented("random", "base pruning scheme", choices=PRUNING)
+    attack_iterations: int = documented(
+        100, "L-BFGS iterations per attack", low=1, high=MAX_COUNTS["attack_iterations"]
+    )
+    stats_samples: int | None = documented(
+        None,
+        "per-sample gradients behind Theorem 1's d* and Delta",
+        low=2,
+        unset="256, or the images left beside the targets",
+    )
     nmi_levels: int = 256
-    seed: int = 0
-    device: str = "auto"
-    leakage_rates: tuple[float, ...] = DEFAULT_LEAKAGE_RATES
-    noise_stds: tuple[float, ...] = DEFAULT_NOISE_STDS
-    candidates: int | None = None
-    leakage_samples: int = 1024
-    leakage_targets: int = 16
-    leakage_iterations: int = 50
-    estimate_candidates: int = 32
-    estimate_rates: tuple[float, ...] = (0.0, 0.5, 0.9)
-    estimate_draws: int = 1024
-    estimate_steps: int = 300
+    seed: int = seed_field()
+    device: str = device_field()
+    leakage_rates: tuple[float, ...] = documented(
+        DEFAULT_LEAKAGE_RATES, "pruning rates of the leakage part", low=0, high=1
+    )
+    noise_stds: tuple[float, ...] = documented(
+        DEFAULT_NOISE_STDS,
+        "standard deviations of the Gaussian noise on the kept coordinates (0: plain FedSGD)",
+        low=0,
+        high=MAX_NOISE_STD,
+        unit="weight units",
+    )
+    candidates: int | None = documented(
+        None,
+        "candidate images the target is drawn from",
+        low=2,
+        high="the data set's size",
+        unset="all of them",
+    )
+    leakage_samples: int = documented(
+        1024,
+        "Monte Carlo draws of the exact leakage per (p, s)",
+        low=2,
+        high=MAX_COUNTS["samples"],
+    )
+    leakage_targets: int = documented(
+        16,
+        "targets attacked per (p, s) for the Fano bounds",
+        low=1,
+        high=MAX_COUNTS["attack_targets"],
+    )
+    leakage_iterations: int = documented(
+        50,
+        "L-BFGS iterations of those attacks",
+        low=1,
+        high=MAX_COUNTS["attack_iterations"],
+    )
+    estimate_candidates: int = documented(
+        32,
+        "candidates of the estimator part: KSG, MINE and H-MINE against the exact value "
+        "at the positive noise levels",
+        low=2,
+        high="the data set's size",
+    )
+    estimate_rates: tuple[float, ...] = documented(
+        (0.0, 0.5, 0.9), "pruning rates of the estimator part", low=0, high=1
+    )
+    estimate_draws: int = documented(
+        1024,
+        "(image, noisy release) pairs per estimate",
+        low=16,
+        high=MAX_COUNTS["estimate_draws"],
+    )
+    estimate_steps: int = documented(
+        300, "Adam steps of MINE and H-MINE", low=1, high=MAX_COUNTS["estimate_steps"]
+    )
 
     def __post_init__(self) -> None:
         func = "DemoConfig"

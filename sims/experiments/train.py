@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
 from pruneleak.estimators.device import check_device, resolve_device
+from pruneleak.sims.core.fields import device_field, documented, seed_field
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
 from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import available_datasets, load_train_test
@@ -59,19 +60,39 @@ class TrainConfig:
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` ... (not part of the fingerprint).
     """
 
-    dataset: str = "digits"
-    model: str = "conv2"
+    dataset: str = documented("digits", "data set", choices=available_datasets)
+    model: str = documented("conv2", "model", choices=available_models)
     model_options: tuple[tuple[str, int | str], ...] = ()
-    pruning: str = "random"
-    p: float = 0.3
-    readjust_every: int | None = None
-    num_clients: int = 10
-    partition: str = "iid"
-    alpha: float = 0.5
-    test_fraction: float = 0.2
+    pruning: str = documented("random", "base pruning scheme", choices=available_schemes)
+    p: float = documented(0.3, "base pruning rate: fraction of the weights pruned", low=0, high=1)
+    readjust_every: int | None = documented(
+        None,
+        "FedDST/PruneFL re-adjustment interval",
+        low=1,
+        unit="rounds",
+        unset="the scheme's",
+    )
+    num_clients: int = documented(10, "number of clients N for iid/dirichlet", low=1)
+    partition: str = documented(
+        "iid", "client split; 'natural' = FEMNIST writers", choices=PARTITIONS
+    )
+    alpha: float = documented(
+        0.5,
+        "Dirichlet concentration of the dirichlet split (small: more label skew)",
+        low=0,
+        low_open=True,
+    )
+    test_fraction: float = documented(
+        0.2,
+        "held-out fraction of the images when there is no official test split",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+    )
     fed: FedConfig = field(default_factory=FedConfig)
-    seed: int = 0
-    device: str = "auto"
+    seed: int = seed_field()
+    device: str = device_field()
 
     def __post_init__(self) -> None:
         func = "TrainConfig"

@@ -16,7 +16,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from pruneleak.bounds.validation import check_choice, check_int, check_real
-from pruneleak.sims.core.functional import FLOAT32_MAX, MAX_ADAM_LR, MIN_LR, check_lr
+from pruneleak.sims.core.fields import documented, seed_field
+from pruneleak.sims.core.functional import (
+    FLOAT32_MAX,
+    MAX_ADAM_LR,
+    MAX_LR,
+    MIN_LR,
+    check_lr,
+)
 from pruneleak.sims.core.runtime import check_seed
 
 #: The most rounds and local steps of a run: far beyond the paper's T = 50 and tau = 300,
@@ -77,34 +84,72 @@ class FedLTPConfig:
         seed: >= 0.
     """
 
-    num_clients: int = 50
-    client_rate: float = 0.1
-    local_steps: int = 300
-    max_grad_norm: float = 10.0
-    noise_multiplier: float = 1.4
-    batch_size: int = 10
-    clipping: str = "per_example"
-    lr: float = 0.01
-    lr_decay: float = 0.99
-    momentum: float = 0.5
-    lambda_val: float = 10.0
-    epsilon: float = 8.0
-    delta: float = 1e-3
-    rounds: int = 50
-    prune_degree: float = 0.5
+    num_clients: int = documented(50, "U, the number of clients", low=1, high=MAX_COUNT)
+    client_rate: float = documented(
+        0.1, "q, fraction of the clients selected per round", low=0, high=1, low_open=True
+    )
+    local_steps: int = documented(
+        300,
+        "tau, DP-SGD steps per selected client and round (each one counted)",
+        low=1,
+        high=MAX_LOCAL_STEPS,
+    )
+    max_grad_norm: float = documented(10.0, "C, clipping threshold", low=0, low_open=True)
+    noise_multiplier: float = documented(1.4, "sigma, noise multiplier (noise std sigma C)", low=0)
+    batch_size: int = documented(
+        10, "B, expected Poisson batch size", low=1, high=MAX_COUNT, unit="records"
+    )
+    clipping: str = documented(
+        "per_example",
+        "per-example (DP-SGD) or batch (Algorithm 2 line 15 as printed)",
+        choices=CLIPPING,
+    )
+    lr: float = documented(0.01, "eta, local learning rate", low=MIN_LR, high=MAX_LR)
+    lr_decay: float = documented(
+        0.99, "learning-rate decay per round", low=0, high=1, low_open=True
+    )
+    momentum: float = documented(0.5, "local SGD momentum", low=0, high=1, high_open=True)
+    lambda_val: float = documented(
+        10.0, "lambda_val, Laplace scale of each validation score", low=0, low_open=True
+    )
+    epsilon: float = documented(8.0, "privacy budget epsilon", low=0, low_open=True, unit="nats")
+    delta: float = documented(
+        1e-3, "delta of the budget", low=0, high=1, low_open=True, high_open=True
+    )
+    rounds: int = documented(50, "T, the most rounds", low=1, high=MAX_ROUNDS)
+    prune_degree: float = documented(
+        0.5,
+        "Pr, fraction of each layer's remaining weights the ticket search prunes per "
+        "pruning iteration",
+        low=0,
+        high=1,
+        high_open=True,
+    )
     ticket_iterations: int = 1
-    num_tickets: int = 3
-    ticket_steps: int = 200
+    num_tickets: int = documented(3, "M, the number of tickets drawn from", low=1, high=MAX_COUNT)
+    ticket_steps: int = documented(
+        200, "k, public-data training steps per pruning iteration", low=1, high=MAX_COUNT
+    )
     ticket_lr: float = 1.2e-3
     ticket_batch_size: int = 64
     temperature: float = 1.0
     pruning: str = "one_shot"
-    further_prune: float = 0.1
-    partition: str = "iid"
-    dirichlet_alpha: float = 1.0
+    further_prune: float = documented(
+        0.1,
+        "P2 of fed-iterative pruning: further fraction pruned per client",
+        low=0,
+        high=1,
+        high_open=True,
+    )
+    partition: str = documented(
+        "iid", "split of the private data over the clients", choices=PARTITIONS
+    )
+    dirichlet_alpha: float = documented(
+        1.0, "Dirichlet concentration of the dirichlet partition", low=0, low_open=True
+    )
     public_fraction: float = 0.5
     val_fraction: float = 0.2
-    seed: int = 0
+    seed: int = seed_field()
 
     def __post_init__(self) -> None:
         func = "FedLTPConfig"

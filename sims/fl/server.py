@@ -63,7 +63,8 @@ from tqdm.auto import tqdm
 
 from pruneleak.bounds.validation import check_choice, check_int
 from pruneleak.estimators.device import resolve_device
-from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.fields import documented
+from pruneleak.sims.core.functional import MAX_LR, MIN_LR, check_lr
 from pruneleak.sims.core.memory import TRAINING_COPIES, check_fits
 from pruneleak.sims.core.runtime import check_seed
 from pruneleak.sims.data.datasets import ImageDataset
@@ -109,15 +110,22 @@ class FedConfig:
         seed: seeds client sampling and batch draws, >= 0.
     """
 
-    rounds: int = 20
-    clients_per_round: int = 10
-    local_epochs: int = 1
-    batch_size: int = 20
-    lr: float = 0.25
-    algorithm: str = "fedsgd"
+    rounds: int = documented(20, "global rounds T", low=1, high=MAX_LOOPS["rounds"])
+    clients_per_round: int = documented(10, "clients sampled per round", low=1)
+    local_epochs: int = documented(
+        1,
+        "local steps on the batch (fedsgd) or passes over the client's data (fedavg)",
+        low=1,
+        high=MAX_LOOPS["local_epochs"],
+    )
+    batch_size: int = documented(20, "local batch size B", low=1, unit="images")
+    lr: float = documented(0.25, "client learning rate r of eq. (1)", low=MIN_LR, high=MAX_LR)
+    algorithm: str = documented("fedsgd", "federated algorithm", choices=ALGORITHMS)
     gradient_at: str = "masked"
     init_batch_size: int = 200
-    eval_every: int = 1
+    eval_every: int = documented(
+        1, "evaluate the global model every this many rounds", low=1, unit="rounds"
+    )
     eval_batch_size: int = 1000
     seed: int = 0
 

@@ -13,7 +13,8 @@ from pruneleak.bounds.validation import (
     check_real,
 )
 from pruneleak.estimators.device import check_device
-from pruneleak.sims.core.functional import check_lr
+from pruneleak.sims.core.fields import device_field, documented, seed_field
+from pruneleak.sims.core.functional import MAX_LR, MIN_LR, check_lr
 from pruneleak.sims.core.runtime import check_seed, fingerprint
 from pruneleak.sims.defenses import DefenseSpec
 from pruneleak.sims.experiments.attack_model import MODELS
@@ -124,33 +125,131 @@ class LeakageConfig:
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (resolved at run time).
     """
 
-    dataset: str | None = "digits"
+    dataset: str | None = documented("digits", "candidate images", choices=DATASETS)
     data_dir: str | None = None
-    model: str | None = "digits"
-    rates: tuple[float, ...] = (0.5,)
-    noise_stds: tuple[float, ...] = (0.0, 0.01, 0.1)
-    batch_size: int = 1
-    candidates: int | None = None
-    rounds: int = 1
-    local_steps: int = 1
-    other_clients: int = 4
+    model: str | None = documented(
+        "digits",
+        "the attacked model: the demo's small sigmoid network, the defense study's tanh "
+        "Conv-1, or PriPrune's Conv-2 (6.6 M weights; the images are resized to 28x28)",
+        choices=MODELS,
+    )
+    rates: tuple[float, ...] = documented(
+        (0.5,), "pruning rates: fractions of the weights pruned", low=0, high=1
+    )
+    noise_stds: tuple[float, ...] = documented(
+        (0.0, 0.01, 0.1),
+        "standard deviations of the Gaussian noise on every value the server sees (0: plain FL)",
+        low=0,
+        high=MAX_NOISE_STD,
+        unit="weight units",
+    )
+    batch_size: int = documented(
+        1,
+        "client batch size B: the secret is a uniform B-subset of the M candidates",
+        low=1,
+        high="M",
+        unit="images",
+    )
+    candidates: int | None = documented(
+        None,
+        "M, the candidate images",
+        low=2,
+        high="the data set's size",
+        unset="the whole data set; at most 256 for a release other than one FedSGD step",
+    )
+    rounds: int = documented(
+        1,
+        "rounds in which the target takes part with its batch; the release is its T "
+        "uploads, and the leakage after 1, 2, 4, ... rounds is recorded beside PriPrune's "
+        "Corollary 1",
+        low=1,
+        high=MAX_COUNTS["rounds"],
+    )
+    local_steps: int = documented(
+        1,
+        "full-batch local steps per round (FedAvg on the batch)",
+        low=1,
+        high=MAX_COUNTS["local_steps"],
+    )
+    other_clients: int = documented(
+        4,
+        "clients beside the target in every round (and warm-up round), each with a fixed "
+        "batch of B training images",
+        low=0,
+        high=MAX_COUNTS["other_clients"],
+    )
     defense: DefenseSpec = field(default_factory=DefenseSpec)
-    warmup_rounds: int = 0
-    warmup_batch_size: int | None = None
-    dp_noise_multiplier: float | None = None
-    dp_clip: float = 1.0
-    samples: int = 4096
-    randomness_draws: int = 256
-    attack_targets: int = 16
-    attack_iterations: int = 50
+    warmup_rounds: int = documented(
+        0,
+        "rounds of FL on training batches before the released round (they give "
+        "Pseudo-Pruning and PriPrune their state, and set the model's accuracy)",
+        low=0,
+        high=MAX_COUNTS["warmup_rounds"],
+    )
+    warmup_batch_size: int | None = documented(
+        None,
+        "the clients' batch size in the warm-up rounds",
+        low=1,
+        unit="images",
+        unset="the batch size B",
+    )
+    dp_noise_multiplier: float | None = documented(
+        None,
+        "the noise multiplier of the Fed-LTP DP-SGD the target trains with (its local "
+        "steps, clipped at the DP clipping norm)",
+        low=0,
+        unset="none, plain SGD",
+    )
+    dp_clip: float = documented(1.0, "DP-SGD's per-example clipping norm C", low=0, low_open=True)
+    samples: int = documented(
+        4096, "Monte Carlo draws of the exact leakage", low=2, high=MAX_COUNTS["samples"]
+    )
+    randomness_draws: int = documented(
+        256,
+        "Monte Carlo draws of a release with hidden randomness (PriPrune, DP-SGD)",
+        low=2,
+        high=MAX_COUNTS["randomness_draws"],
+    )
+    attack_targets: int = documented(
+        16,
+        "targets attacked per (p, noise) by SGI and GI (with a defense: SGI and the "
+        "defense-aware SGI)",
+        low=1,
+        high=MAX_COUNTS["attack_targets"],
+    )
+    attack_iterations: int = documented(
+        50, "L-BFGS iterations per attack", low=1, high=MAX_COUNTS["attack_iterations"]
+    )
     nmi_levels: int = 16
-    stats_samples: int | None = None
-    theorem1_sample_sizes: tuple[int, ...] | None = None
-    estimate_draws: int = 0
-    estimate_steps: int = 500
-    client_lr: float = 0.25
-    seed: int = 0
-    device: str = "auto"
+    stats_samples: int | None = documented(
+        None,
+        "per-sample gradients behind Theorem 1's d* and Delta",
+        low=2,
+        high="M",
+        unset="min(256, M)",
+    )
+    theorem1_sample_sizes: tuple[int, ...] | None = documented(
+        None,
+        "sample sizes at which Theorem 1 is re-evaluated",
+        low=2,
+        high="M",
+        unset="powers of two from 8 below M, and M",
+    )
+    estimate_draws: int = documented(
+        0,
+        "(image, noisy release) pairs for KSG, MINE and H-MINE per (p, noise > 0), 0 or "
+        "at least 16; 0 skips them (use them with few candidates)",
+        low=0,
+        high=MAX_COUNTS["estimate_draws"],
+    )
+    estimate_steps: int = documented(
+        500, "Adam steps of MINE and H-MINE", low=1, high=MAX_COUNTS["estimate_steps"]
+    )
+    client_lr: float = documented(
+        0.25, "the clients' learning rate r of PriPrune eq. (1)", low=MIN_LR, high=MAX_LR
+    )
+    seed: int = seed_field()
+    device: str = device_field()
 
     def __post_init__(self) -> None:
         func = "LeakageConfig"
