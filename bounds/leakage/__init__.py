@@ -60,6 +60,7 @@ batch_sensitivity(releases, B).value, s)``.
 
 from __future__ import annotations
 
+from pruneleak.bounds.leakage._releases import distinct_rows
 from pruneleak.bounds.leakage.batches import BatchLeakage, batch_leakage
 from pruneleak.bounds.leakage.binary import binary_channel_bits, binary_channel_success
 from pruneleak.bounds.leakage.ceiling import ceiling_bits
@@ -95,6 +96,7 @@ __all__ = [
     "binary_channel_success",
     "ceiling_bits",
     "clopper_pearson_interval",
+    "distinct_rows",
     "dp_reconstruction_bound",
     "exact_leakage",
     "fano_lower_bound_bits",

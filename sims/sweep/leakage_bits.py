@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from pruneleak.bounds import leakage
@@ -127,7 +126,7 @@ def exact_bits(
     releases = releases.numpy()
     enumerated = ENUMERATION_BUDGET // max(1, releases.shape[1])
     if batch_size > 1 and math.comb(len(releases), batch_size) > enumerated:
-        distinct = len(np.unique(releases, axis=0)) if releases.shape[1] else 1
+        distinct = len(leakage.distinct_rows(releases))
         if 1 < distinct < len(releases):  # some batch means coincide, which ones unknown
             return None
     return leakage.batch_leakage(releases, 0.0, batch_size, max_enumerated=enumerated)

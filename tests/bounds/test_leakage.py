@@ -8,9 +8,12 @@ import tracemalloc
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 from pruneleak.bounds import leakage
+from pruneleak.bounds.leakage import _releases as releases_module
 from pruneleak.bounds.leakage import exact as exact_module
 
 
@@ -297,3 +300,39 @@ def test_separated_releases_near_the_overflow_limit_leak_everything():
     assert (res.bits, res.bayes_success) == (2.0, 1.0)
     with pytest.raises(ValueError, match="'noise_std' parameter of exact_leakage is too small"):
         leakage.exact_leakage(np.eye(4) * 1e151, 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), min_size=1, max_size=12),
+    st.integers(1, 5),
+    st.booleans(),
+)
+def test_distinct_rows_counts_the_groups_np_unique_finds(labels, width, signed_zero):
+    """Rows drawn from a few prototypes (one of them all zeros, written as -0.0 when
+    ``signed_zero``): the multiplicities are np.unique's (which compares values, so
+    -0.0 == 0.0), listed in the order of first occurrence."""
+    prototypes = np.random.default_rng(width).normal(size=(4, width))
+    prototypes[0] = -0.0 if signed_zero else 0.0
+    rows = prototypes[labels]
+    rows[::2][np.array(labels[::2]) == 0] = 0.0  # +0.0 and -0.0 in the same group
+    counts = leakage.distinct_rows(rows)
+    first_seen = list(dict.fromkeys(labels))
+    assert counts.tolist() == [labels.count(label) for label in first_seen]
+    assert sorted(counts) == sorted(np.unique(rows, axis=0, return_counts=True)[1])
+
+
+def test_distinct_rows_splits_rows_whose_digests_collide(monkeypatch):
+    """A digest that collides for unequal rows must not merge them: every digest made
+    equal, three distinct rows and a repeat still give counts [2, 1, 1]."""
+
+    class Constant:
+        def __init__(self, *_, **__):
+            pass
+
+        def digest(self):
+            return b"same"
+
+    monkeypatch.setattr(releases_module.hashlib, "blake2b", Constant)
+    rows = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [5.0, 6.0]])
+    assert leakage.distinct_rows(rows).tolist() == [2, 1, 1]
