@@ -75,8 +75,9 @@ from pruneleak.sims.experiments.leakage import (
 from pruneleak.sims.experiments.world import ExperimentWorld
 from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.gradients.statistics import gradient_statistics
+from pruneleak.sims.store.keys import key_number
 from pruneleak.sims.store.reconstructions import load_reconstructions, save_reconstructions
-from pruneleak.sims.store.results import ResultStore, key_number
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 

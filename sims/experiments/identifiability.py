@@ -56,8 +56,9 @@ from pruneleak.sims.data.datasets import load_digits_dataset, resize_images
 from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.pruning.mask import random_mask
+from pruneleak.sims.store.keys import key_number
 from pruneleak.sims.store.reconstructions import save_reconstructions
-from pruneleak.sims.store.results import ResultStore, key_number
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 

@@ -93,8 +93,8 @@ from pruneleak.sims.fedltp.masks import prune_remaining
 from pruneleak.sims.fedltp.tickets import current_params
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.store.keys import key_number
 from pruneleak.sims.store.reconstructions import save_reconstructions
-from pruneleak.sims.store.results import key_number
 from pruneleak.sims.sweep.leakage_bits import fano_bits
 
 logger = logging.getLogger(__name__)

@@ -28,7 +28,8 @@ from pruneleak.sims.fedltp import FedLTPConfig, run_fedltp, split_for_config
 from pruneleak.sims.fedltp.training import run_key
 from pruneleak.sims.models import build_model
 from pruneleak.sims.store.reconstructions import load_reconstructions, save_reconstructions
-from pruneleak.sims.store.results import ResultStore, check, repair
+from pruneleak.sims.store.repair import check, repair
+from pruneleak.sims.store.results import ResultStore
 
 # ------------------------------------------------------------------ Fed-LTP checkpoints
 

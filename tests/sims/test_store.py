@@ -1,4 +1,4 @@
-"""sims.store.results: records read back, torn and damaged lines, a key at most once, the
+"""sims.store: records read back, torn and damaged lines, a key at most once, the
 index shared with other writers, the lock, and check/repair."""
 
 import fcntl
@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from pruneleak.sims.store.results import ResultStore, check, repair
+from pruneleak.sims.store.repair import check, repair
+from pruneleak.sims.store.results import ResultStore
 
 
 def lines(*records) -> str:
