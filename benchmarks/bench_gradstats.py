@@ -4,12 +4,12 @@ the route it replaced, and our per-sample gradients against Opacus'.
 Model: FEMNIST's Conv-2 at 28x28 with 62 classes (6,603,710 parameters, ReLU and max-pool
 as in the paper), ``n`` noise images (uniform on [0, 1]) with random labels, all seeded.
 
-- **gram**: ``sims.core.gradstats.gradient_statistics`` (``d*`` and the log
+- **gram**: ``sims.gradients.statistics.gradient_statistics`` (``d*`` and the log
   pseudo-determinant from the Gram matrix accumulated layer by layer) against the
   *baseline*, the implementation it replaced, kept here: the ``(n, d)`` per-sample gradient
   matrix from ``torch.func.vmap(grad(...))`` followed by
   ``gram_log_pseudo_determinant``. Unmasked and under a random mask at ``p = 0.5``.
-- **per-sample**: ``sims.core.per_sample.per_sample_gradients`` against Opacus'
+- **per-sample**: ``sims.gradients.per_sample.per_sample_gradients`` against Opacus'
   ``GradSampleModule`` (forward, backward, the ``grad_sample`` tensors concatenated into
   the same ``(n, d)`` matrix; the peer is installed by the ``bench`` extra).
 
@@ -71,7 +71,7 @@ def _baseline_statistics(model, params, images, labels, mask):
     from torch.func import grad, vmap
 
     from pruneleak.sims.core.functional import batch_loss
-    from pruneleak.sims.core.gradstats import gram_log_pseudo_determinant
+    from pruneleak.sims.gradients.statistics import gram_log_pseudo_determinant
 
     def sample_loss(p, x, y):
         return batch_loss(model, p, x.unsqueeze(0), y.unsqueeze(0))
@@ -85,7 +85,7 @@ def _baseline_statistics(model, params, images, labels, mask):
 
 
 def _fast_statistics(model, params, images, labels, mask):
-    from pruneleak.sims.core.gradstats import gradient_statistics
+    from pruneleak.sims.gradients.statistics import gradient_statistics
 
     stats = gradient_statistics(model, params, images, labels, mask=mask)
     return stats.d_star, stats.log_pseudo_det
@@ -98,7 +98,7 @@ def _projection(matrix: torch.Tensor) -> list[float]:
 
 
 def _ours_per_sample(model, params, images, labels, mask):
-    from pruneleak.sims.core.per_sample import per_sample_gradients
+    from pruneleak.sims.gradients.per_sample import per_sample_gradients
 
     return _projection(per_sample_gradients(model, params, images, labels))
 

@@ -28,7 +28,7 @@ in the suite (no warm-up), so the comparison leans against the estimator.
 
 Jobs run in child processes (``--workers`` at a time, default 1; fork start method), each
 stopped after ``--timeout`` seconds. Each finished job, failed or not, is one record of
-``OUT/records.jsonl`` (``sims.core.store.ResultStore``, keyed by task, estimator, seed and
+``OUT/records.jsonl`` (``sims.store.results.ResultStore``, keyed by task, estimator, seed and
 sample size), so an interrupted run resumes where it stopped; delete that file to start
 over. Outputs in ``--out`` (default ``results/mi_suite/``, ignored by git; tracked files
 are never overwritten): ``results.csv``, ``results.json`` and ``ratio_heatmap.png``
@@ -66,7 +66,7 @@ import numpy as np
 from pruneleak.estimators.registry import ESTIMATORS, get_estimator
 from pruneleak.estimators.tasks.suite import get_task, task_names
 from pruneleak.sims.core.runtime import fingerprint
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 
 #: Factor of the "solved" band: truth / SOLVED_FACTOR <= value <= SOLVED_FACTOR * truth.
 SOLVED_FACTOR = 1.5

@@ -30,7 +30,6 @@ import math
 from pathlib import Path
 
 from pruneleak.sims.core.runtime import torch_threads, tune_process_heap
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.leakage import LeakageConfig
 from pruneleak.sims.experiments.leakage.defenses import (
     compare_defenses,
@@ -38,6 +37,7 @@ from pruneleak.sims.experiments.leakage.defenses import (
     format_defense_table,
     nmi_rank_agreement,
 )
+from pruneleak.sims.store.results import ResultStore
 
 
 def base_config(quick: bool, device: str) -> LeakageConfig:

@@ -207,7 +207,7 @@ def gram_groups(gram, *, rtol: float) -> np.ndarray:
 
     The tolerance must cover how ``gram`` was computed: :func:`gram_rounding_rtol` of the
     number of summed products covers a Gram summed over the coordinates directly (the
-    gradients themselves taken as exact). ``sims.core.per_sample.per_sample_gram``
+    gradients themselves taken as exact). ``sims.gradients.per_sample.per_sample_gram``
     subtracts a layer's pruned coordinates from its full Gram when at most 20% are pruned;
     there the round-off is relative to the whole layer's gradient norms: count all its
     coordinates, and raise ``rtol`` where pruned coordinates may carry most of the norm.

@@ -51,7 +51,7 @@ from torch.func import functional_call, grad, vmap
 
 from pruneleak.sims.attacks.config import AttackConfig
 from pruneleak.sims.attacks.priors import total_variation
-from pruneleak.sims.core.per_sample import (
+from pruneleak.sims.gradients.per_sample import (
     layer_inputs,
     layer_output_grads,
     layer_owners,
@@ -305,11 +305,11 @@ def stacked_gradient(model: nn.Module, point: dict[str, torch.Tensor], *, fallba
 
     When every row shares ``point`` and every parameter belongs to a linear or
     convolutional layer that runs once per image
-    (:func:`sims.core.per_sample.run_recorded`), the N x B images go through one copy of
+    (:func:`sims.gradients.per_sample.run_recorded`), the N x B images go through one copy of
     the model bound to the point, the loss gradient at each layer's output is taken once
     (``create_graph``), and row n's weight gradient is the sum over its images and
     positions of output gradient times input, ``sum_t delta_t a_t^T`` (Goodfellow 2015;
-    the per-sample gradients of :mod:`sims.core.per_sample`, summed per row): one batched
+    the per-sample gradients of :mod:`sims.gradients.per_sample`, summed per row): one batched
     matrix product per layer, or, with ``factored=True``, for a linear layer applied once
     per image, the factors themselves (:class:`OuterProducts`). Otherwise (rows with their
     own points, later local steps, other layers) ``fallback`` (default

@@ -4,7 +4,7 @@
 Writes under ``--out``: ``demo.jsonl`` (one record per finished job: the attack jobs and
 one per (p, s) of the leakage and estimator parts), the attacked images and their
 reconstructions under ``reconstructions/`` (one ``.npz`` per attack job,
-:mod:`sims.core.reconstructions`), the figure
+:mod:`sims.store.reconstructions`), the figure
 ``demo_leakage_bits.{png,pdf}`` (exact leakage, its bounds, Theorem 1 with its status, and
 against the sample size behind it, the attacks' Fano bounds, identification success
 beside the DP bound, the estimators against the exact value, in bits) and
@@ -22,8 +22,6 @@ from pruneleak.sims.cli.config_options import ConfigOption, add_config_options, 
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
-from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments import leakage
 from pruneleak.sims.experiments.demo import (
     QUICK,
@@ -39,6 +37,8 @@ from pruneleak.sims.experiments.demo import (
 from pruneleak.sims.plots.figures import save_figure
 from pruneleak.sims.plots.leakage import plot_leakage_bits
 from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid
+from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.store.results import ResultStore
 
 FIGURE_NAME = "demo_bound_vs_nmi"
 LEAKAGE_FIGURE_NAME = "demo_leakage_bits"

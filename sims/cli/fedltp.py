@@ -27,7 +27,6 @@ from pruneleak.sims.cli.config_options import ConfigOption, add_config_options, 
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import available_datasets, load_dataset
 from pruneleak.sims.fedltp.baselines import MIB, VARIANTS, run_variant
 from pruneleak.sims.fedltp.config import FedLTPConfig
@@ -35,6 +34,7 @@ from pruneleak.sims.fedltp.data import split_for_config
 from pruneleak.sims.fedltp.privacy import affordable_rounds
 from pruneleak.sims.fedltp.training import run_key
 from pruneleak.sims.models import available_models, build_model
+from pruneleak.sims.store.results import ResultStore
 
 RESULTS_NAME = "fedltp.jsonl"
 PRUNING = {"one-shot": "one_shot", "iterative": "iterative"}

@@ -23,8 +23,6 @@ from pruneleak.sims.cli.config_options import (
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
-from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.defenses import DefenseSpec
 from pruneleak.sims.experiments.leakage import (
     LeakageConfig,
@@ -37,6 +35,8 @@ from pruneleak.sims.experiments.leakage import (
 from pruneleak.sims.plots.figures import save_figure
 from pruneleak.sims.plots.leakage import leakage_reconstruction_rows, plot_leakage_bits
 from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid
+from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.store.results import ResultStore
 
 RESULTS_NAME = "leakage.jsonl"
 

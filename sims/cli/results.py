@@ -4,7 +4,7 @@
 UTF-8, no key, a key already on an earlier line) and exits with status 1 if there is one,
 0 if not; it changes nothing. ``repair`` keeps every valid record (the first of repeated
 keys), drops the other lines, says which it dropped and why, and saves the original as
-``FILE.bak`` first (:func:`sims.core.store.repair`). Both wait for a sweep that is
+``FILE.bak`` first (:func:`sims.store.repair.repair`). Both wait for a sweep that is
 writing to FILE to finish its current append.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pruneleak.sims.cli import add_command, add_subcommands
 from pruneleak.sims.cli.summaries import SUMMARIES
-from pruneleak.sims.core.store import Problem, check, repair
+from pruneleak.sims.store.repair import Problem, check, repair
 
 
 def register(subparsers) -> None:

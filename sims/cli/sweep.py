@@ -11,8 +11,6 @@ from pruneleak.sims.cli.arguments import nonnegative_int
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
-from pruneleak.sims.core.reconstructions import RECONSTRUCTIONS_DIR
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.consistency import consistency_rows, format_table
 from pruneleak.sims.plots.defense import (
     defense_figures,
@@ -23,6 +21,8 @@ from pruneleak.sims.plots.defense import (
 from pruneleak.sims.plots.figures import save_figure
 from pruneleak.sims.plots.reconstructions import job_reconstruction_rows, plot_reconstruction_grid
 from pruneleak.sims.plots.sweep import plot_consistency, plot_panels
+from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import load_config, packaged_configs, run_sweep
 from pruneleak.sims.sweep.runner import EXECUTORS
 

@@ -25,9 +25,9 @@ from pruneleak.sims.cli.config_options import (
 from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.train import TrainConfig, run_training
 from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.store.results import ResultStore
 
 RESULTS_NAME = "train.jsonl"
 

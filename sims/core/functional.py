@@ -3,7 +3,7 @@
 The model is called through ``torch.func.functional_call`` with an explicit parameter
 dict, so every helper is a pure function of (params, images, labels): the client update
 (:mod:`sims.fl.client`), the saliency scores (:mod:`sims.pruning.saliency`), the
-per-sample gradient statistics (:mod:`sims.core.gradstats`) and the attacks all
+per-sample gradient statistics (:mod:`sims.gradients.statistics`) and the attacks all
 differentiate the same loss, the mean cross-entropy of the batch.
 """
 

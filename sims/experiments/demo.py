@@ -18,10 +18,10 @@ leakage part's first candidates. For each base pruning rate ``p`` the demo
 3. attacks the sent weights with SGI (mask-aware, PriPrune Algorithm 2) and with GI (not
    mask-aware) and scores the reconstruction with NMI (beside its chance level) and PSNR;
    with a ``reconstructions_dir`` the target and its reconstruction are kept there
-   (:mod:`sims.core.reconstructions`) for the figure of originals against reconstructions
+   (:mod:`sims.store.reconstructions`) for the figure of originals against reconstructions
    (:func:`reconstruction_rows`);
 4. estimates ``d*`` and ``Delta`` of the per-sample gradient covariance over the kept
-   coordinates (:func:`sims.core.gradstats.gradient_statistics`) and evaluates Theorem 1 as
+   coordinates (:func:`sims.gradients.statistics.gradient_statistics`) and evaluates Theorem 1 as
    published and corrected (:mod:`bounds.priprune`);
 5. on the same model, masks, learning rate and seed, runs the leakage study of issue 12
    (:func:`sims.experiments.leakage.run_leakage`, B = 1) on ``leakage_rates`` and
@@ -32,7 +32,7 @@ leakage part's first candidates. For each base pruning rate ``p`` the demo
    noise levels, the same study with KSG, MINE and H-MINE estimates beside the exact
    value they estimate (:func:`run_demo_estimates`).
 
-Each finished job appends one record to a :class:`sims.core.store.ResultStore`; keys carry a
+Each finished job appends one record to a :class:`sims.store.results.ResultStore`; keys carry a
 fingerprint of the configuration, so a rerun of the same configuration resumes and a
 changed configuration never mixes with old records. The leakage part writes its records
 (one per (p, s), keyed by the fingerprint of its :class:`LeakageConfig`) to the same
@@ -63,10 +63,7 @@ from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import AttackConfig, gi_attack, sgi_attack
 from pruneleak.sims.core.fields import device_field, documented, seed_field
 from pruneleak.sims.core.functional import check_lr
-from pruneleak.sims.core.gradstats import gradient_statistics
-from pruneleak.sims.core.reconstructions import load_reconstructions, save_reconstructions
 from pruneleak.sims.core.runtime import check_seed, fingerprint
-from pruneleak.sims.core.store import ResultStore, key_number
 from pruneleak.sims.experiments.leakage import (
     DATASET_SIZES,
     MAX_COUNTS,
@@ -77,6 +74,10 @@ from pruneleak.sims.experiments.leakage import (
 )
 from pruneleak.sims.experiments.world import ExperimentWorld
 from pruneleak.sims.fl.client import client_update
+from pruneleak.sims.gradients.statistics import gradient_statistics
+from pruneleak.sims.store.keys import key_number
+from pruneleak.sims.store.reconstructions import load_reconstructions, save_reconstructions
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -536,7 +537,7 @@ def run_demo(
 
     ``progress=None`` shows a bar only on a terminal. With ``reconstructions_dir`` each
     attack job keeps its target and reconstruction there, under its key
-    (:func:`sims.core.reconstructions.save_reconstructions`; :func:`reconstruction_rows`
+    (:func:`sims.store.reconstructions.save_reconstructions`; :func:`reconstruction_rows`
     reads them back).
     """
     fingerprint = config.fingerprint()

@@ -63,13 +63,13 @@ from pruneleak.estimators.mi import gaussian_channel_bound
 from pruneleak.estimators.neural import HMINE, TrainingConfig
 from pruneleak.sims.attacks import AttackConfig, invert_gradient
 from pruneleak.sims.core.functional import batch_gradient, check_lr
-from pruneleak.sims.core.per_sample import per_sample_gradients
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fl.client import local_sgd
+from pruneleak.sims.gradients.per_sample import per_sample_gradients
 from pruneleak.sims.models import ConvNet, conv_net
 from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -291,7 +291,7 @@ def sample_batch_gradients(
 
     Each batch is ``batch_size`` distinct records of the client drawn uniformly; ``G`` is
     the mean cross-entropy gradient at ``task.params`` (the mean of the per-sample
-    gradients, ``sims.core.per_sample.per_sample_gradients``), optionally projected onto
+    gradients, ``sims.gradients.per_sample.per_sample_gradients``), optionally projected onto
     ``projection_dim`` orthonormal random directions, plus ``noise_std * N(0, I)``. Noise
     added before or after an orthonormal projection has the same law.
 

@@ -51,13 +51,14 @@ from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.estimators.image import score_reconstruction
 from pruneleak.sims.attacks import AttackConfig, sgi_attack_batched
 from pruneleak.sims.core.functional import check_lr
-from pruneleak.sims.core.reconstructions import save_reconstructions
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
-from pruneleak.sims.core.store import ResultStore, key_number
 from pruneleak.sims.data.datasets import load_digits_dataset, resize_images
 from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.pruning.mask import random_mask
+from pruneleak.sims.store.keys import key_number
+from pruneleak.sims.store.reconstructions import save_reconstructions
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -304,7 +305,7 @@ def run_identifiability(
     """Run every configuration of the grid (resuming from ``store`` when given; each
     finished configuration is appended to it) and return one record per configuration.
     With ``reconstructions_dir`` each configuration's targets and their reconstructions
-    are kept there under its record's key (:mod:`sims.core.reconstructions`;
+    are kept there under its record's key (:mod:`sims.store.reconstructions`;
     :func:`sims.plots.identifiability.identifiability_reconstruction_rows`).
 
     Record fields: ``gradient_at``, ``width``, ``image_size``, ``batch_size``, ``p``,

@@ -3,7 +3,7 @@
 One configuration (:class:`TrainConfig`) is one job: load the data set
 (:func:`sims.data.load_train_test`), split it over clients, build the model and the base
 pruning scheme, run :func:`sims.fl.server.run_federated`, and append *one* record holding
-the whole per-round curve to a :class:`sims.core.store.ResultStore` under the key
+the whole per-round curve to a :class:`sims.store.results.ResultStore` under the key
 ``train/<fingerprint>``. A rerun of a finished configuration returns the stored record
 without training; a killed run leaves no record (so nothing is duplicated, and it reruns
 from round 1: runs are not checkpointed mid-way). The fingerprint covers everything that
@@ -22,12 +22,12 @@ from pruneleak.bounds.validation import check_choice, check_distinct, check_int,
 from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.sims.core.fields import device_field, documented, seed_field
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import available_datasets, load_train_test
 from pruneleak.sims.data.partition import PARTITIONS, split_clients
 from pruneleak.sims.fl.server import FedConfig, run_federated
 from pruneleak.sims.models import available_models, build_model, count_parameters, model_options
 from pruneleak.sims.pruning.schemes import available_schemes, build_scheme
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 

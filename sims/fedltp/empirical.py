@@ -86,15 +86,15 @@ from pruneleak.sims.attacks import (
     identify,
     sgi_attack_batched,
 )
-from pruneleak.sims.core.reconstructions import save_reconstructions
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
-from pruneleak.sims.core.store import key_number
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
 from pruneleak.sims.fedltp.masks import prune_remaining
 from pruneleak.sims.fedltp.tickets import current_params
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.store.keys import key_number
+from pruneleak.sims.store.reconstructions import save_reconstructions
 from pruneleak.sims.sweep.leakage_bits import fano_bits
 
 logger = logging.getLogger(__name__)
@@ -361,7 +361,7 @@ def _attack(attack, model, clients, uploads, config) -> tuple[int, list[float], 
 
 def reconstruction_key(config: EmpiricalConfig, sigma: float, attack: str) -> str:
     """The key under which :func:`empirical_privacy` keeps ``attack``'s (``"sgi"`` or
-    ``"gi"``) reconstructions at ``sigma`` (:mod:`sims.core.reconstructions`): one
+    ``"gi"``) reconstructions at ``sigma`` (:mod:`sims.store.reconstructions`): one
     folder per configuration (its fingerprint), so studies of several configurations
     can share an output folder."""
     return f"fedltp-empirical/{fingerprint(config_dict(config))}/sigma={key_number(sigma)}/{attack}"
@@ -383,7 +383,7 @@ def empirical_privacy(
 
     With ``reconstructions_dir`` each attack's reconstructions at each sigma (every
     trial's batch, matched to its originals) are written there under
-    :func:`reconstruction_key` (:func:`sims.core.reconstructions.save_reconstructions`);
+    :func:`reconstruction_key` (:func:`sims.store.reconstructions.save_reconstructions`);
     :func:`sims.plots.fedltp.plot_empirical_reconstructions` draws them.
     """
     config = EmpiricalConfig() if config is None else config

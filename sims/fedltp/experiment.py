@@ -29,12 +29,12 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from pruneleak.sims.core.scale import SCALES
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import load_digits_dataset, load_mnist
 from pruneleak.sims.fedltp.baselines import MB, MIB, per_client_mib, run_variant
 from pruneleak.sims.fedltp.config import FedLTPConfig
 from pruneleak.sims.fedltp.data import split_for_config
 from pruneleak.sims.models import build_model
+from pruneleak.sims.store.results import ResultStore
 
 # Table III of the paper (papers/fed-ltp-lottery-ticket-zcdp.txt, lines 497-510; Fashion-
 # MNIST private data, FEMNIST public data, columns "Acc IID, Acc non-IID, Comm (MB),

@@ -25,7 +25,7 @@ Steps 2-6 are :func:`run_round`, a function of the server state after round ``t 
 (:class:`sims.fedltp.server_state.ServerState`) and of what no round changes
 (:class:`RoundInputs`) that returns the state after round ``t`` and the round's record,
 and writes nothing. :func:`run_fedltp` is the loop around it: step 1, then each record
-goes into a :class:`sims.core.store.ResultStore` (key ``<run>/round=<t>``; test accuracy,
+goes into a :class:`sims.store.results.ResultStore` (key ``<run>/round=<t>``; test accuracy,
 noisy score, epsilon, bytes, densities) after a checkpoint of the new state, so a killed
 run resumes at the next round and reproduces the uninterrupted run: every draw of round
 ``t`` is seeded by ``(seed, t)``. When the loop ends, a stop record says why (``budget``
@@ -57,7 +57,6 @@ from torch import nn
 from pruneleak.bounds.validation import check_choice, check_real
 from pruneleak.estimators.device import resolve_device
 from pruneleak.sims.core.runtime import fingerprint, seeded
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.fedltp.config import FedLTPConfig
 from pruneleak.sims.fedltp.data import FedLTPData
 from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
@@ -72,6 +71,7 @@ from pruneleak.sims.fedltp.tickets import (
     select_ticket,
 )
 from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from torch import nn
 
 from pruneleak.bounds.validation import check_choice, check_int
 from pruneleak.sims.core.functional import check_lr
-from pruneleak.sims.core.per_sample import per_sample_gradients, per_sample_gram
+from pruneleak.sims.gradients.per_sample import per_sample_gradients, per_sample_gram
 from pruneleak.sims.pruning.mask import Mask
 
 GRADIENT_AT = ("masked", "dense")
@@ -77,7 +77,7 @@ def release_vectors(
     ``k = mask.num_kept()`` kept coordinates in the mask's (``named_parameters``) order:
     ``w_kept - lr * g_kept(v, x_i)`` with ``v = m ⊙ w`` (``"masked"``) or ``v = w``
     (``"dense"``). The per-sample gradients are computed with
-    :func:`sims.core.per_sample.per_sample_gradients` ``chunk_size`` candidates at a time
+    :func:`sims.gradients.per_sample.per_sample_gradients` ``chunk_size`` candidates at a time
     on the images' device, in ``dtype`` (default float64, module docstring: distinct
     releases must stay distinct) from copies of ``global_params`` and ``images`` in that
     type; ``model`` supplies only the architecture (``torch.func.functional_call``) and is
@@ -133,7 +133,7 @@ def release_gram(
     centres. Compose: ``releases_from_gram(release_gram(...).numpy())`` is an ``(M, r)``
     matrix for :func:`bounds.leakage.batch_leakage` at ``s > 0``.
 
-    Computed by :func:`sims.core.per_sample.per_sample_gram` over chunks of ``chunk_size``
+    Computed by :func:`sims.gradients.per_sample.per_sample_gram` over chunks of ``chunk_size``
     candidates on the images' device, in ``dtype`` (default float64, from copies of
     ``global_params`` and ``images``; ``model`` supplies only the architecture): no
     ``(M, k)`` matrix is formed. Memory: the ``(M, M)`` result (on the device, then on

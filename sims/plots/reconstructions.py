@@ -3,7 +3,7 @@ appendix Figs. 6-9: the client's images on top, the attack's reconstruction at e
 pruning rate below), every reconstructed tile annotated with its PSNR.
 
 The images come from the files a study keeps beside its results
-(:mod:`sims.core.reconstructions`); :func:`shared_original_rows` picks the settings that
+(:mod:`sims.store.reconstructions`); :func:`shared_original_rows` picks the settings that
 attacked the same images, so that every column shows one original and its
 reconstructions.
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 from pruneleak.bounds.validation import check_int
 from pruneleak.estimators.image import psnr
-from pruneleak.sims.core.reconstructions import load_reconstructions
+from pruneleak.sims.store.reconstructions import load_reconstructions
 
 #: Width and height of one tile, in inches.
 TILE_INCHES = 0.9
@@ -127,7 +127,7 @@ def job_reconstruction_rows(
 
 
 def kept_rows(directory, labelled_keys) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-    """The grid of a study's kept files (:mod:`sims.core.reconstructions`): for each
+    """The grid of a study's kept files (:mod:`sims.store.reconstructions`): for each
     ``(label, key)`` of ``labelled_keys`` in order, the file under ``key`` in
     ``directory`` if there is one, reduced to the settings that attacked the first one's
     images (:func:`shared_original_rows`); None when none was kept."""

@@ -61,7 +61,7 @@ from tqdm.auto import tqdm
 
 from pruneleak.sims.core.extras import require
 from pruneleak.sims.core.runtime import HEAP_TUNING_ENV, torch_threads
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep.grid import Resources, SweepConfig
 from pruneleak.sims.sweep.job import AttackJob, job_key
 from pruneleak.sims.sweep.runner import append_record, check_sweep, run_job

@@ -42,7 +42,7 @@ averaged over targets; ``nmi_last`` is the mean NMI of the attacks in round T al
 With T = 1 both are the single-round leakage. The per-upload values are kept too.
 
 :func:`run_sweep` runs every job of a :class:`sims.sweep.grid.SweepConfig` not yet in the
-:class:`sims.core.store.ResultStore`, and appends one record per finished job keyed by
+:class:`sims.store.results.ResultStore`, and appends one record per finished job keyed by
 :func:`sims.sweep.job.job_key`, so a killed sweep resumes where it stopped and a job
 shared by several sweeps runs once. Its ``executor`` runs them one after the other in
 this process (``"local"``) or as Ray tasks on this machine or a cluster (``"ray"``,
@@ -70,15 +70,15 @@ from pruneleak.estimators.device import resolve_device
 from pruneleak.estimators.image import score_reconstruction
 from pruneleak.sims.attacks import identify
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
-from pruneleak.sims.core.gradstats import gradient_statistics
-from pruneleak.sims.core.reconstructions import save_reconstructions
 from pruneleak.sims.core.runtime import seeded
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import load_train_test
 from pruneleak.sims.data.partition import split_clients
 from pruneleak.sims.defenses.client import withheld_fraction
 from pruneleak.sims.fl.server import run_federated
+from pruneleak.sims.gradients.statistics import gradient_statistics
 from pruneleak.sims.models import count_parameters
+from pruneleak.sims.store.reconstructions import save_reconstructions
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import leakage_bits
 from pruneleak.sims.sweep.grid import SweepConfig
 from pruneleak.sims.sweep.job import ATTACKS, AttackJob, job_key
@@ -379,7 +379,7 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
 
 def _keep_reconstructions(directory, job: AttackJob, kept: list[tuple]) -> None:
     """The (batch, matched reconstructions) pairs of the attacked uploads, concatenated in
-    upload order, as :func:`sims.core.reconstructions.save_reconstructions` under
+    upload order, as :func:`sims.store.reconstructions.save_reconstructions` under
     :func:`sims.sweep.job.job_key`."""
     originals = torch.cat([images for images, _ in kept])
     reconstructions = torch.cat([images for _, images in kept])

@@ -23,12 +23,13 @@ from invalid_case import ApiCase, CliCase
 
 from pruneleak.sims.cli import build_parser
 from pruneleak.sims.cli.fedltp import config_from_args
-from pruneleak.sims.core.reconstructions import load_reconstructions, save_reconstructions
-from pruneleak.sims.core.store import ResultStore, check, repair
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fedltp import FedLTPConfig, run_fedltp, split_for_config
 from pruneleak.sims.fedltp.training import run_key
 from pruneleak.sims.models import build_model
+from pruneleak.sims.store.reconstructions import load_reconstructions, save_reconstructions
+from pruneleak.sims.store.repair import check, repair
+from pruneleak.sims.store.results import ResultStore
 
 # ------------------------------------------------------------------ Fed-LTP checkpoints
 

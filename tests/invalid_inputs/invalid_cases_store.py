@@ -1,6 +1,6 @@
 """Invalid inputs of store: rows of test_invalid_inputs.
 
-The results store (:mod:`sims.core.store`: paths, records, damaged files, check/repair),
+The results store (:mod:`sims.store`: paths, records, damaged files, check/repair),
 sweep grids (:mod:`sims.sweep.grid`) and the sweep runner's arguments; on the command
 line, the results files of ``sweep``, ``demo``, ``train`` and ``leakage``. Sweep rows pass
 ``--max-jobs 0`` so that a regression fails fast instead of running a sweep.
@@ -11,7 +11,8 @@ import json
 
 from invalid_case import ApiCase, CliCase
 
-from pruneleak.sims.core.store import ResultStore, check, repair
+from pruneleak.sims.store.repair import check, repair
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import SweepConfig, read_config, run_sweep, sweep_records
 
 

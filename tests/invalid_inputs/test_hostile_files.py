@@ -23,9 +23,9 @@ from invalid_cases_checkpoints import (
 )
 
 from pruneleak.sims.cli import main
-from pruneleak.sims.core.reconstructions import load_reconstructions, reconstruction_path
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.fedltp import FedLTPConfig, affordable_rounds, epsilon_after, run_fedltp
+from pruneleak.sims.store.reconstructions import load_reconstructions, reconstruction_path
+from pruneleak.sims.store.results import ResultStore
 
 
 class CreatesMarker:

@@ -3,7 +3,7 @@ minimum of a count runs (issue 30).
 
 Keys were written with ``{:g}``, six significant digits, so ``--p 0.5 0.5000001`` stored
 one record for two rates and printed them as two identical rows;
-:func:`sims.core.store.key_number` keeps the short form where it
+:func:`sims.store.keys.key_number` keeps the short form where it
 reads back as the same float and the exact ``repr`` otherwise. A sweep of a million jobs
 spent minutes expanding its grid before refusing nothing; a Ray address where nothing
 listens was retried by Ray for minutes. ``--estimate-draws 16``, the documented minimum,
@@ -17,11 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pruneleak.sims.core.store import ResultStore, key_number
 from pruneleak.sims.experiments.identifiability import IdentifiabilityConfig, labelled_keys
 from pruneleak.sims.experiments.leakage import LeakageConfig, format_table, run_leakage
 from pruneleak.sims.experiments.leakage.study import job_key
 from pruneleak.sims.fedltp.empirical import EmpiricalConfig, reconstruction_key
+from pruneleak.sims.store.keys import key_number
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import SweepConfig
 
 CLOSE = (0.5, 0.5000001)

@@ -14,8 +14,8 @@ from torch import nn
 from pruneleak.bounds import leakage, priprune
 from pruneleak.sims.audit import AuditResult, audit
 from pruneleak.sims.cli import main
-from pruneleak.sims.core.gradstats import gradient_statistics
 from pruneleak.sims.fl.release import release_vectors
+from pruneleak.sims.gradients.statistics import gradient_statistics
 from pruneleak.sims.pruning.mask import Mask
 
 #: Few draws and iterations: the attacks' quality is not under test here.

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pruneleak.sims.cli import main
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 
 GOOD = '{"key": "a", "v": 1}\n{"key": "b"}\n'
 DAMAGED = GOOD + '{"key": "a", "v": 2}\n{"key": "c", "v\n{"key": "d"}\n'

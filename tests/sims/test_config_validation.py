@@ -16,11 +16,11 @@ import torch
 
 from pruneleak.bounds.validation import check_distinct
 from pruneleak.sims.core import memory
-from pruneleak.sims.core.per_sample import per_sample_gradients
 from pruneleak.sims.data.datasets import ImageDataset, load_dataset, load_digits_dataset
 from pruneleak.sims.experiments.demo import DemoConfig
 from pruneleak.sims.experiments.train import TrainConfig
 from pruneleak.sims.fl.server import FedConfig, run_federated
+from pruneleak.sims.gradients.per_sample import per_sample_gradients
 from pruneleak.sims.models import (
     _conv_net,
     build_model,

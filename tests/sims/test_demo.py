@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from pruneleak.sims import cli
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.demo import (
     LEAKAGE_FIELDS,
     DemoConfig,
@@ -24,6 +23,7 @@ from pruneleak.sims.experiments.demo import (
 )
 from pruneleak.sims.experiments.leakage import World
 from pruneleak.sims.plots.leakage import plot_leakage_bits
+from pruneleak.sims.store.results import ResultStore
 
 #: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s; the
 #: estimator part on 4 candidates at the one positive noise level: 1 record.

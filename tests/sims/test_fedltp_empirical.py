@@ -23,7 +23,6 @@ from pruneleak.bounds.accounting import epsilon_sampled_gaussian
 from pruneleak.bounds.leakage import exact_leakage
 from pruneleak.estimators.image import psnr
 from pruneleak.sims.attacks import DIGITS_ATTACK_MODEL
-from pruneleak.sims.core.reconstructions import load_reconstructions
 from pruneleak.sims.core.runtime import generator, seeded
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fedltp.empirical import (
@@ -44,6 +43,7 @@ from pruneleak.sims.fedltp.tickets import current_params
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.plots.fedltp import plot_empirical_reconstructions
 from pruneleak.sims.pruning.mask import Mask
+from pruneleak.sims.store.reconstructions import load_reconstructions
 
 LR, CLIP = 0.1, 1.0
 

@@ -21,7 +21,6 @@ from opacus.accountants.analysis import rdp as opacus_rdp
 from torch import nn
 
 from pruneleak.bounds.accounting import DEFAULT_ORDERS
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.fedltp import (
     DPLocalTrainer,
@@ -44,6 +43,7 @@ from pruneleak.sims.fedltp.tickets import Ticket, load_params, train_masked
 from pruneleak.sims.fedltp.training import RoundInputs, run_round
 from pruneleak.sims.models import build_model
 from pruneleak.sims.pruning.mask import Mask, magnitude_mask, prunable_names
+from pruneleak.sims.store.results import ResultStore
 
 INTEGER_ORDERS = [float(a) for a in range(2, 65)] + [128.0, 256.0]
 

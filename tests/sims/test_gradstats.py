@@ -1,4 +1,4 @@
-"""Tests of sims.gradstats: per-sample gradients and the Gram log pseudo-determinant."""
+"""Tests of sims.gradients.statistics: per-sample gradients and the Gram log pseudo-determinant."""
 
 import copy
 
@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from pruneleak.sims.core.functional import batch_gradient
-from pruneleak.sims.core.gradstats import (
+from pruneleak.sims.gradients.per_sample import per_sample_gradients
+from pruneleak.sims.gradients.statistics import (
     GradientStatistics,
     gradient_statistics,
     gram_log_pseudo_determinant,
 )
-from pruneleak.sims.core.per_sample import per_sample_gradients
 from pruneleak.sims.models import conv_net
 from pruneleak.sims.pruning.mask import Mask, random_mask
 
@@ -128,7 +128,7 @@ def test_gram_rtol_cuts_the_spectrum():
 
 
 def test_gram_is_chunk_invariant(monkeypatch):
-    import pruneleak.sims.core.gradstats as gradstats
+    import pruneleak.sims.gradients.statistics as gradstats
 
     g = torch.from_numpy(np.random.default_rng(3).normal(size=(5, 101)))
     whole = gram_log_pseudo_determinant(g)

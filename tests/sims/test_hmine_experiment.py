@@ -10,7 +10,6 @@ from torch import nn
 
 from pruneleak.estimators.neural import TrainingConfig
 from pruneleak.sims.core.functional import batch_gradient
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments import hmine
 from pruneleak.sims.experiments.hmine import (
     HMineExperimentConfig,
@@ -21,6 +20,7 @@ from pruneleak.sims.experiments.hmine import (
     sample_batch_gradients,
     tabular_logistic_regression,
 )
+from pruneleak.sims.store.results import ResultStore
 
 TINY = HMineExperimentConfig(
     client_size=40,

@@ -10,7 +10,6 @@ import torch
 from scipy.optimize import minimize
 
 from pruneleak.estimators.image import psnr
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.experiments import identifiability as ident
 from pruneleak.sims.experiments.identifiability import (
@@ -25,6 +24,7 @@ from pruneleak.sims.plots.identifiability import (
     identifiability_reconstruction_rows,
     plot_identifiability,
 )
+from pruneleak.sims.store.results import ResultStore
 
 
 @pytest.fixture(scope="module")

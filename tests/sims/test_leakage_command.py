@@ -15,8 +15,8 @@ from scipy.special import digamma
 from pruneleak.bounds.leakage import gaussian_channel_bound_bits
 from pruneleak.sims.attacks import identify
 from pruneleak.sims.cli import main
-from pruneleak.sims.core.gradstats import gradient_statistics
 from pruneleak.sims.experiments.leakage import LeakageConfig, World, run_leakage
+from pruneleak.sims.gradients.statistics import gradient_statistics
 from pruneleak.sims.plots.leakage import leakage_reconstruction_rows
 
 REQUIRED = {

@@ -1,4 +1,4 @@
-"""Tests of sims.core.per_sample: per-layer per-sample gradients and Gram matrix.
+"""Tests of sims.gradients.per_sample: per-layer per-sample gradients and Gram matrix.
 
 The slow reference forms the ``(n, d)`` per-sample gradient matrix one sample at a time
 (:func:`sims.core.functional.batch_gradient` on a batch of one, itself checked against
@@ -13,9 +13,9 @@ import pytest
 import torch
 from torch import nn
 
-import pruneleak.sims.core.per_sample as per_sample_module
+import pruneleak.sims.gradients.per_sample as per_sample_module
 from pruneleak.sims.core.functional import batch_gradient
-from pruneleak.sims.core.per_sample import per_sample_gradients, per_sample_gram
+from pruneleak.sims.gradients.per_sample import per_sample_gradients, per_sample_gram
 from pruneleak.sims.models import conv_net, vgg
 from pruneleak.sims.pruning.mask import Mask, random_mask
 

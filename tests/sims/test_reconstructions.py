@@ -10,15 +10,15 @@ import pytest
 
 from pruneleak.sims import cli
 from pruneleak.sims.cli.sweep import main as sweep_main
-from pruneleak.sims.core.reconstructions import (
+from pruneleak.sims.data.datasets import load_faces, load_patches
+from pruneleak.sims.experiments.demo import DemoConfig
+from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
+from pruneleak.sims.store.reconstructions import (
     load_reconstructions,
     reconstruction_path,
     save_reconstructions,
 )
-from pruneleak.sims.core.store import ResultStore
-from pruneleak.sims.data.datasets import load_faces, load_patches
-from pruneleak.sims.experiments.demo import DemoConfig
-from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import load_config
 
 

@@ -1,4 +1,4 @@
-"""sims.core.store: records read back, torn and damaged lines, a key at most once, the
+"""sims.store: records read back, torn and damaged lines, a key at most once, the
 index shared with other writers, the lock, and check/repair."""
 
 import fcntl
@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from pruneleak.sims.core.store import ResultStore, check, repair
+from pruneleak.sims.store.repair import check, repair
+from pruneleak.sims.store.results import ResultStore
 
 
 def lines(*records) -> str:
@@ -88,7 +89,7 @@ def test_appending_a_recorded_key_again_writes_nothing_and_warns(tmp_path, caplo
     store = ResultStore(tmp_path / "r.jsonl")
     store.append({"key": "a", "v": 1})
     before = store.path.read_bytes()
-    with caplog.at_level(logging.WARNING, logger="pruneleak.sims.core.store"):
+    with caplog.at_level(logging.WARNING, logger="pruneleak.sims.store.results"):
         assert store.append({"key": "a", "v": 2}) is False
     assert store.path.read_bytes() == before
     assert "already holds 'a' (line 1)" in caplog.text

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 
 # Both writers wait for this file, so that they start together.
 _WAIT_FOR_GO = """
@@ -25,7 +25,7 @@ while not os.path.exists(go):
 APPEND = (
     _WAIT_FOR_GO
     + """
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 store = ResultStore(sys.argv[1])
 name = sys.argv[3]
 shared = [f"shared-{i}" for i in range(100)]
@@ -39,7 +39,7 @@ print(written)
 SWEEP = (
     _WAIT_FOR_GO
     + """
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import SweepConfig, runner
 
 def trivial_job(job, **options):

@@ -16,9 +16,9 @@ import pytest
 from pruneleak.bounds import priprune
 from pruneleak.sims.attacks import AttackConfig
 from pruneleak.sims.cli.sweep import main as sweep_main
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.fl.server import FedConfig
 from pruneleak.sims.plots.sweep import plot_attack_comparison, plot_panels
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import (
     AttackJob,
     ModelSpec,

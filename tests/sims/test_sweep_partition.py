@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 
-from pruneleak.sims.core.reconstructions import load_reconstructions
 from pruneleak.sims.data import (
     ImageDataset,
     load_faces,
@@ -21,6 +20,7 @@ from pruneleak.sims.data import (
     resize_images,
     split_clients,
 )
+from pruneleak.sims.store.reconstructions import load_reconstructions
 from pruneleak.sims.sweep import AttackJob, job_key, load_config, read_config, run_job
 
 # Training samples per writer, deliberately all different, and the test split's.

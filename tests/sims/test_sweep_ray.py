@@ -24,7 +24,7 @@ from test_sweep import TINY, TINY_TOML
 
 from pruneleak.sims.cli.sweep import main as sweep_main
 from pruneleak.sims.core.runtime import HEAP_TUNING_ENV, torch_threads
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import Resources, SweepConfig, job_key, read_config, run_job, run_sweep
 from pruneleak.sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
 

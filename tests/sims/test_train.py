@@ -6,10 +6,10 @@ import pytest
 
 from pruneleak.sims import cli
 from pruneleak.sims.cli import train as train_cli
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments import train as train_module
 from pruneleak.sims.experiments.train import TrainConfig, run_training
 from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.store.results import ResultStore
 
 SMALL = {
     "model_options": (("width", 4), ("hidden", 16)),

@@ -36,7 +36,7 @@ For each pruning rate ``p`` and noise ``s`` one record holds (``study``):
 * optionally (``estimate_draws > 0``, one step, small ``M``) KSG, MINE and H-MINE
   estimates of the same ``I(X; Y)`` (``estimates``).
 
-Records go to a :class:`sims.core.store.ResultStore`, keyed by a fingerprint of the
+Records go to a :class:`sims.store.results.ResultStore`, keyed by a fingerprint of the
 fields that change the numbers (the grid of ``p`` and ``s`` excepted: every ``(p, s)``
 draws its own Monte Carlo streams from a seed of its own, so adding a noise level
 resumes). ``defenses`` runs every defense of PriPrune's defense study this way and says

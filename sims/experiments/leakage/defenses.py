@@ -18,10 +18,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.defenses import DefenseSpec
 from pruneleak.sims.experiments.leakage.config import LeakageConfig
 from pruneleak.sims.experiments.leakage.study import run_leakage
+from pruneleak.sims.store.results import ResultStore
 
 #: The defense study's defenses (``sims/sweep/configs/priprune_defense.toml``): none,
 #: Largest, Random and Mix at rate 0.3 with real pruning and with Pseudo-Pruning, and

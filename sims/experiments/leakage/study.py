@@ -12,14 +12,14 @@ import torch
 from tqdm.auto import tqdm
 
 from pruneleak.bounds import leakage, priprune
-from pruneleak.sims.core.reconstructions import save_reconstructions
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.leakage.attacks import describe, run_attacks
 from pruneleak.sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
 from pruneleak.sims.experiments.leakage.estimates import estimates
 from pruneleak.sims.experiments.leakage.world import RoundState, World, seed_of
 from pruneleak.sims.pruning.schemes import derived_seed
 from pruneleak.sims.releases import FederatedRelease, LeakageValue, ReleaseGeometry, secret_batches
+from pruneleak.sims.store.reconstructions import save_reconstructions
+from pruneleak.sims.store.results import ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def job_key(config_fingerprint: str, p: float, s: float) -> str:
 
 def reconstruction_key(config_fingerprint: str, p: float, s: float, attack: str) -> str:
     """Where :func:`run_leakage` keeps ``attack``'s reconstructions at (p, s)
-    (:mod:`sims.core.reconstructions`): under the job's store key."""
+    (:mod:`sims.store.reconstructions`): under the job's store key."""
     return f"leakage/{job_key(config_fingerprint, p, s)}/{attack}"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pruneleak.sims.core.store import key_number
+from pruneleak.sims.store.keys import key_number
 
 
 def _bits(value: float | None) -> str:
@@ -18,7 +18,7 @@ def _pair(values: dict, fmt: str) -> str:
 def _grid_cells(records: list[dict]):
     """``(record) -> "p s"`` cells: p with two decimals and s with three digits, unless two
     values of the records' grid would print alike (0.5 and 0.5000001), then both exactly
-    (:func:`sims.core.store.key_number`), so that two rows never look the same."""
+    (:func:`sims.store.keys.key_number`), so that two rows never look the same."""
 
     def texts(field: str, short) -> dict:
         values = {r[field] for r in records}

@@ -10,13 +10,13 @@ import torch
 
 from pruneleak.bounds import priprune
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver
-from pruneleak.sims.core.gradstats import gradient_statistics
 from pruneleak.sims.core.runtime import fingerprint
 from pruneleak.sims.data import load_train_test, partition_iid
 from pruneleak.sims.experiments.attack_model import model_images
 from pruneleak.sims.experiments.leakage.config import LeakageConfig
 from pruneleak.sims.experiments.world import ExperimentWorld, GivenSetup
 from pruneleak.sims.fl.server import FedConfig, evaluate, run_federated
+from pruneleak.sims.gradients.statistics import gradient_statistics
 from pruneleak.sims.pruning.mask import Mask
 from pruneleak.sims.pruning.schemes import RandomPruning
 from pruneleak.sims.releases import (

@@ -2,7 +2,7 @@
 
 ``g_i = grad_w l(w; x_i, y_i)``, the cross-entropy gradient of one sample (the loss of a
 batch of one, :func:`sims.core.functional.batch_loss`), is what PriPrune's Theorem 1
-(:mod:`sims.core.gradstats`) and the MI experiments measure. One batched forward and
+(:mod:`sims.gradients.statistics`) and the MI experiments measure. One batched forward and
 backward pass of the summed losses gives, for every linear map of the model, its input
 and the loss gradient at its output, from which the per-sample gradients of its
 parameters follow (Goodfellow 2015, "Efficient per-example gradient computations"; the

@@ -22,7 +22,7 @@ from torch import nn
 
 from pruneleak.bounds.priprune import delta_from_log_pseudo_det
 from pruneleak.bounds.validation import check_real
-from pruneleak.sims.core.per_sample import per_sample_gram
+from pruneleak.sims.gradients.per_sample import per_sample_gram
 from pruneleak.sims.pruning.mask import Mask
 
 # Columns of the (n, d) gradient matrix converted to float64 at a time: bounds the extra
@@ -139,9 +139,9 @@ def gradient_statistics(
     transmitted coordinates.
 
     The result is that of :func:`gram_log_pseudo_determinant` on
-    :func:`sims.core.per_sample.per_sample_gradients`, computed without the ``(n, d)``
+    :func:`sims.gradients.per_sample.per_sample_gradients`, computed without the ``(n, d)``
     gradient matrix: the Gram matrix ``K = G G^T`` is accumulated layer by layer
-    (:func:`sims.core.per_sample.per_sample_gram`) and, with ``center=True``, double-centred,
+    (:func:`sims.gradients.per_sample.per_sample_gram`) and, with ``center=True``, double-centred,
     ``H K H`` with ``H = I - 11^T / n``, which is the Gram matrix of the column-centred
     gradients. Non-finite gradients are detected on ``K``: any NaN or infinite gradient
     coordinate makes its sample's diagonal entry non-finite.

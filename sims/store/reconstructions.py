@@ -1,6 +1,6 @@
 """Reconstructed images kept beside a study's results, one ``.npz`` file per job.
 
-A study's records (:class:`sims.core.store.ResultStore`) hold numbers only; the images an
+A study's records (:class:`sims.store.results.ResultStore`) hold numbers only; the images an
 attack produced are written next to them, under ``<out>/reconstructions/<key>.npz`` (the
 job's store key, whose ``/`` become sub-folders), so that the figures of originals against
 reconstructions (:mod:`sims.plots.reconstructions`) can be redrawn without rerunning the
