@@ -13,7 +13,7 @@ data; every job as ``pruneleak sweep`` runs it, :func:`sims.sweep.runner.run_job
 A job's record holds, per target, the exact bits ``I(batch; upload)`` of its round, Fano's
 bound from the attacker's identifications, the NMI / PSNR of the reconstructions and
 Theorem 1 as published and corrected (:mod:`sims.sweep.runner`, steps 1-6). Records are
-appended to ``OUT/campaign.jsonl`` (:class:`sims.core.store.ResultStore`: one record per
+appended to ``OUT/campaign.jsonl`` (:class:`sims.store.results.ResultStore`: one record per
 finished job, a key at most once), so a killed or deadline-stopped campaign resumes where
 it stopped; ``OUT/campaign.json`` says on which device, with which torch, at what size and
 in how long each part ran; ``OUT/<panel>.png`` draws each panel.
@@ -30,7 +30,9 @@ iteration of the job's ``attack_chunk`` targets at once: ``per_iteration_s``), a
     campaign seconds = sum over jobs of job seconds / (workers * PARALLEL_EFFICIENCY)
 
 with ``workers`` processes sharing the GPU (a job is latency-bound: small kernels, one
-image per target). ``--calibrate`` measures ``fixed_s`` and ``per_iteration_s`` on the
+image per target). Until a GPU has run it, :data:`TIMING` is a prior built from counted
+operations per iteration and an assumed latency per operation; by it the paper's 10,000
+iterations would take about two hours, so the campaign runs a few hundred. ``--calibrate`` measures ``fixed_s`` and ``per_iteration_s`` on the
 device at hand (one job of each kind at two iteration counts: the slope and the
 intercept) and uses them instead of :data:`TIMING`. No job starts after ``--deadline``
 seconds; the jobs left are run by the next call.
@@ -57,7 +59,7 @@ from pathlib import Path
 import torch
 
 from pruneleak.sims.core.runtime import torch_threads
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import load_config
 from pruneleak.sims.sweep.grid import SweepConfig
 from pruneleak.sims.sweep.job import AttackJob, job_key
@@ -70,7 +72,7 @@ SWEEPS = Path(__file__).resolve().parent / "sweeps"
 GPU_MINUTES = 8.0
 
 #: Attack iterations the campaign may run, most first (the paper: 10,000).
-ITERATION_LADDER = (10_000, 5_000, 2_000, 1_000, 500, 200)
+ITERATION_LADDER = (10_000, 5_000, 3_000, 2_000, 1_000, 500, 300, 200, 100)
 
 #: Processes sharing the GPU, and the fraction of ``workers`` times one job's speed they
 #: reach together (a conservative guess until a campaign measures it: see
@@ -107,12 +109,32 @@ class JobTiming:
         return self.fixed_s + iterations * self.per_iteration_s
 
 
-#: The timing model, per (panel, attack): a guess (placeholder, to be replaced by the
-#: first measurement on a GPU, see ``--calibrate``).
+#: Seconds of one eager torch operation on an H100-class GPU when kernels are tiny (one
+#: image per target): the launch and dispatch latency bounds an attack iteration, not
+#: arithmetic. An assumption, until ``--calibrate`` measures the whole job.
+SECONDS_PER_OPERATION = 7e-6
+
+#: Torch operations per attack iteration of all of a job's targets, counted with
+#: ``torch.profiler`` on the CPU (the count does not depend on the device): the job at two
+#: iteration counts, the difference over the difference (2026-11-28, torch 2.13).
+OPERATIONS_PER_ITERATION = {
+    ("faces_conv2", "sgi"): 1_467,
+    ("faces_conv2", "gi"): 1_324,
+    ("patches_vgg11", "sgi"): 10_247,
+}
+
+#: Seconds of a job's fixed part (data, pruning, the FL round, the exact bits of every
+#: target on the CPU, Theorem 1's statistics): an assumption, larger for VGG-11's 9.2
+#: million weights (its targets' release matrices are 12 x 4.6 million float64 each).
+FIXED_SECONDS = {"faces_conv2": 5.0, "patches_vgg11": 15.0}
+
+#: The timing model, per (panel, attack): no GPU has run the campaign yet, so it is the
+#: prior above; ``--calibrate`` replaces it by the device's measurement (``campaign.json``).
 TIMING = {
-    ("faces_conv2", "sgi"): JobTiming(fixed_s=3.0, per_iteration_s=0.002),
-    ("faces_conv2", "gi"): JobTiming(fixed_s=3.0, per_iteration_s=0.002),
-    ("patches_vgg11", "sgi"): JobTiming(fixed_s=4.0, per_iteration_s=0.004),
+    (panel, attack): JobTiming(
+        fixed_s=FIXED_SECONDS[panel], per_iteration_s=operations * SECONDS_PER_OPERATION
+    )
+    for (panel, attack), operations in OPERATIONS_PER_ITERATION.items()
 }
 
 #: The reduced campaign of ``--dry-run``: small enough for two CPU cores in seconds. The

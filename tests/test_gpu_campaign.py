@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pruneleak.sims.core.store import ResultStore
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep.grid import SweepConfig
 from pruneleak.sims.sweep.job import job_key
 
@@ -92,12 +92,12 @@ def test_sizing_takes_the_largest_iterations_that_fit_by_hand_worked_sums():
     """90 jobs at 1 ms per iteration and no fixed part, 8 workers at efficiency 0.5: the
     campaign takes 90 * n * 1e-3 / 4 = 0.0225 n seconds. 8 minutes (480 s) hold n <=
     21,333: 10,000; 1 minute (60 s) holds n <= 2,666: 2,000; 1 s holds none: the
-    smallest rung, 200."""
+    smallest rung, 100."""
     timing = {key: campaign.JobTiming(fixed_s=0.0, per_iteration_s=1e-3) for key in campaign.TIMING}
     size = {"workers": 8, "efficiency": 0.5}
     assert campaign.sized_iterations(timing, 8.0, **size) == 10_000
     assert campaign.sized_iterations(timing, 1.0, **size) == 2_000
-    assert campaign.sized_iterations(timing, 1 / 60, **size) == 200
+    assert campaign.sized_iterations(timing, 1 / 60, **size) == 100
     sweeps = campaign.campaign_sweeps(2_000, "cuda")
     assert campaign.estimate_seconds(sweeps, timing, **size) == pytest.approx(0.0225 * 2_000)
 
