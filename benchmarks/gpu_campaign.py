@@ -32,9 +32,10 @@ iteration of the job's ``attack_chunk`` targets at once: ``per_iteration_s``), a
 with ``workers`` processes sharing the GPU (a job is latency-bound: small kernels, one
 image per target). Until a GPU has run it, :data:`TIMING` is a prior built from counted
 operations per iteration and an assumed latency per operation; by it the paper's 10,000
-iterations would take about two hours, so the campaign runs a few hundred. ``--calibrate`` measures ``fixed_s`` and ``per_iteration_s`` on the
-device at hand (one job of each kind at two iteration counts: the slope and the
-intercept) and uses them instead of :data:`TIMING`. No job starts after ``--deadline``
+iterations would take about two hours, so the campaign runs a few hundred.
+``--calibrate`` measures ``fixed_s`` and ``per_iteration_s`` on the device at hand (one
+job of each kind at two iteration counts: the slope and the intercept) and uses them
+instead of :data:`TIMING`. No job starts after ``--deadline``
 seconds; the jobs left are run by the next call.
 
     python benchmarks/gpu_campaign.py --dry-run    # CPU, reduced; prints the GPU estimate

@@ -62,6 +62,7 @@ from pruneleak.sims.pruning.mask import (
     random_mask,
     uniform_keep_counts,
 )
+from pruneleak.sims.pruning.readjustment import readjust_rounds
 from pruneleak.sims.pruning.saliency import grasp_scores, snip_scores, synflow_scores
 
 Params = Mapping[str, torch.Tensor]
@@ -120,6 +121,11 @@ class PruningScheme:
 
     def _is_readjust_round(self, t: int) -> bool:
         return t % self.readjust_every == 0
+
+    def readjust_rounds(self, rounds: int) -> list[int]:
+        """The rounds ``<= rounds`` in which the scheme may change the mask (a one-shot
+        scheme: none)."""
+        return []
 
 
 class RandomPruning(PruningScheme):
@@ -277,6 +283,10 @@ class FedDST(PruningScheme):
             return 0.0
         return self.alpha / 2 * (1 + math.cos(math.pi * t / self.decay_end))
 
+    def readjust_rounds(self, rounds: int) -> list[int]:
+        """Multiples of ``readjust_every`` before ``decay_end`` (where ``alpha_t > 0``)."""
+        return [t for t in readjust_rounds(self.readjust_every, rounds) if self.adjustment_rate(t)]
+
     def readjust_client(self, t, client_id, model, sent, mask, images, labels):
         rate = self.adjustment_rate(t)
         if rate == 0.0:
@@ -378,6 +388,10 @@ class PruneFL(PruningScheme):
     def initial_mask(self, model, params, images, labels) -> Mask:
         g = batch_gradient(model, params, images, labels)
         return self._readjust(params, Mask.ones(params), {n: g[n] ** 2 for n in g})
+
+    def readjust_rounds(self, rounds: int) -> list[int]:
+        """Multiples of ``readjust_every``."""
+        return readjust_rounds(self.readjust_every, rounds)
 
     def observe_client(self, t, client_id, gradient_sum, num_samples) -> None:
         for name, g in gradient_sum.items():

@@ -33,6 +33,7 @@ from pruneleak.sims.data.datasets import available_datasets
 from pruneleak.sims.defenses.spec import DefenseSpec
 from pruneleak.sims.fl.server import FedConfig
 from pruneleak.sims.models import available_models, build_model, model_options
+from pruneleak.sims.pruning.readjustment import PAPER_SCHEDULES, scaled_interval
 from pruneleak.sims.pruning.schemes import PruningScheme, available_schemes, build_scheme
 
 ATTACKS = {"sgi": sgi_attack_batched, "gi": gi_attack_batched}
@@ -119,7 +120,8 @@ def _check_fits(
 @dataclass(frozen=True)
 class PruningSpec:
     """The base pruning scheme (:func:`sims.pruning.schemes.available_schemes`) at rate
-    ``p`` in [0, 1]; ``readjust_every`` for FedDST / PruneFL (None: their defaults);
+    ``p`` in [0, 1]; ``readjust_every`` for FedDST / PruneFL (None: the paper's schedule
+    scaled to the run's rounds, :func:`sims.pruning.readjustment.scaled_interval`);
     ``synflow_iterations``: SynFlow's scoring rounds (its paper: 100)."""
 
     scheme: str = "random"
@@ -135,6 +137,17 @@ class PruningSpec:
             check_int("readjust_every", self.readjust_every, func=func, low=1)
         check_int("synflow_iterations", self.synflow_iterations, func=func, low=1)
 
+    @property
+    def paper_scaled(self) -> bool:
+        """Whether the scheme re-adjusts on its paper's schedule scaled to the run."""
+        return self.readjust_every is None and self.scheme in PAPER_SCHEDULES
+
+    def interval(self, rounds: int) -> int | None:
+        """The re-adjustment interval in a run of ``rounds`` rounds (None: one-shot)."""
+        if self.scheme not in PAPER_SCHEDULES:
+            return None
+        return scaled_interval(self.scheme, rounds) if self.paper_scaled else self.readjust_every
+
     def build(self, *, seed: int, rounds: int) -> PruningScheme:
         """A fresh scheme (:func:`sims.pruning.schemes.build_scheme`) for ``rounds`` rounds."""
         options = {"iterations": self.synflow_iterations} if self.scheme == "synflow" else {}
@@ -143,7 +156,7 @@ class PruningSpec:
             self.p,
             seed=seed,
             rounds=rounds,
-            readjust_every=self.readjust_every,
+            readjust_every=self.interval(rounds),
             **options,
         )
 
@@ -356,6 +369,8 @@ class AttackJob:
         without them keeps the key it had before they existed (its records stay found)."""
         values = self.as_fields()
         at_default = [path for path in _ADDED_LATER if values[path] == _DEFAULT_FIELDS[path]]
+        if self.pruning.paper_scaled:  # FedDST / PruneFL ran their authors' intervals before
+            values["pruning.schedule"] = "paper-scaled"
         return fingerprint(values, exclude=(*_NOT_FINGERPRINTED, *at_default))
 
 

@@ -270,6 +270,10 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
     their means ``exact_bits`` (None unless every target has one) and ``fano_bits``;
     ``d_star``, ``delta_nats``,
     ``d_kept``, the bounds of ``BOUND_FIELDS`` (bits; None when ``d* = 0``);
+    ``readjust_every`` (FedDST / PruneFL's re-adjustment interval in this run, None for a
+    one-shot scheme), ``readjust_rounds`` (the rounds it may change the mask in:
+    :meth:`sims.pruning.schemes.PruningScheme.readjust_rounds`) and ``mask_change_rounds``
+    (those in which the server's mask did change);
     ``accuracy`` (test accuracy after T rounds), ``accuracy_rounds`` and
     ``accuracy_per_round`` (the evaluated rounds, 0 = before training, and the test
     accuracy at each: ``eval_every``); ``seconds``. Only the uploads of the rounds
@@ -326,6 +330,9 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
         "accuracy_rounds": list(history.rounds),
         "accuracy_per_round": list(history.accuracy),
         "rounds": [u["round"] for u in uploads],
+        "readjust_every": job.pruning.interval(job.fed.rounds),
+        "readjust_rounds": scheme.readjust_rounds(job.fed.rounds),
+        "mask_change_rounds": list(history.mask_changes),
         "clients": [u["client"] for u in uploads],
         **_defense_fields(job, defense, uploads),
     }

@@ -49,6 +49,8 @@ EXEMPT = {
     "twins are covered",
     "priprune.prunefl_single_round_bound_expr": "returns a sympy expression; the prunefl numeric "
     "twins are covered",
+    "validation.interval_text": "formats an interval for messages (a string, no numeric "
+    "output); its doctests and tests/sims/test_cli_config_options.py check the text",
     "leakage.ExactLeakage": "result dataclass built by exact_leakage (covered)",
     "leakage.BatchLeakage": "result dataclass built by batch_leakage (covered)",
     "leakage.BatchSensitivity": "result dataclass built by batch_sensitivity (covered)",
@@ -619,6 +621,21 @@ def test_distinct_broadcast_and_finite_result_return_the_values(values, shape):
     if values:
         with pytest.raises(ValueError, match="'v'"):
             validation.check_distinct("v", [*values, values[0]], func="f")
+
+
+@covers("leakage.distinct_rows")
+@FAST
+@given(
+    rows=st.lists(st.lists(finite_floats, min_size=2, max_size=2), min_size=1, max_size=8),
+    repeat=st.integers(0, 3),
+)
+def test_distinct_rows_counts_positive_multiplicities_summing_to_the_rows(rows, repeat):
+    """Any finite rows, some repeated: positive counts summing to the number of rows,
+    one per distinct row (np.unique's, which compares values)."""
+    matrix = np.array(rows + rows[:repeat], dtype=float)
+    counts = leakage.distinct_rows(matrix)
+    assert counts.min() >= 1 and counts.sum() == len(matrix)
+    assert len(counts) == len(np.unique(matrix, axis=0))
 
 
 # --- completeness -----------------------------------------------------------------------------
