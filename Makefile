@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 FIGURES := paper_figs
 
-.PHONY: demo test test-fast install lint figures bench clean
+.PHONY: demo test test-fast install lint docs figures bench clean
 
 $(PY):
 	# --system-site-packages: a torch already installed on the machine (e.g. a CUDA build)
@@ -17,7 +17,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[test,ray,flower]"
+	$(PY) -m pip install --quiet -e ".[test,ray,flower,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -38,6 +38,12 @@ test: lint test-fast
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not e2e"
+
+# The documentation site into build/docs/site (open its index.html), every warning an
+# error (--strict: a broken link or cross-reference, a docstring parameter that is not in
+# the signature). The e2e stage of `make test` runs the same build (tests/test_docs_build.py).
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir build/docs/site
 
 # The demo figures, the quick demo on the faces (the README's face reconstructions, about
 # a minute), the verification report and every notebook's figures, into the committed

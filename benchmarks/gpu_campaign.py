@@ -253,6 +253,7 @@ def run_campaign(
     started after ``deadline`` (``time.monotonic()``); a failing job is reported and the
     others go on. Returns the keys run, failed (with their error) and left."""
     todo = [(s, j) for s in sweeps for j in s.jobs() if job_key(j) not in store]
+    panels = {s.name: s.job_panels() for s in sweeps}
     ran, failed = [], {}
     context = multiprocessing.get_context("spawn")  # a forked CUDA context is unusable
     # the workers are this script's own processes: one torch thread each, for good
@@ -279,7 +280,7 @@ def run_campaign(
                     failed[job_key(job)] = f"{type(err).__name__}: {err}"
                     print(f"{label}: FAILED {failed[job_key(job)]}", flush=True)
                     continue
-                append_record(store, sweep.name, job, record)
+                append_record(store, sweep.name, job, record, panels=panels[sweep.name][job])
                 ran.append(job_key(job))
                 print(f"{label}: {record['seconds']:.1f} s", flush=True)
     return {"ran": ran, "failed": failed, "left": [job_key(j) for _, j in todo]}

@@ -125,6 +125,8 @@ def masked_update_mi(cov, keep, *, batch_size, noise_std, unit="bits"):
     noise_std : :math:`s \ge 0`; ``s = 0`` gives ``inf`` unless nothing informative is kept.
     unit : "bits" (default) or "nats".
 
+    Notes
+    -----
     The eigenvalues come from ``eigvalsh``, accurate to about 1e-16 times the largest: an
     eigenvalue below that is numerically 0 (a covariance of condition number > 1e16 is
     singular in float64).

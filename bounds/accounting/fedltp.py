@@ -109,6 +109,8 @@ def fedltp_epsilon_published(t, *, q, noise_multiplier, lambda_val, delta, alpha
     delta : in (0, 1).
     alpha : order(s) in :math:`(1, 2^{20}]`.
 
+    Notes
+    -----
     A zero noise scale (no noise) gives ``inf``, as does a value beyond the float range
     (package docstring).
 

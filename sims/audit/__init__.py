@@ -2,9 +2,9 @@
 release and returns an :class:`AuditResult` (the leakage study's numbers, one record) that
 writes a Markdown, HTML and JSON report (:mod:`sims.audit.report`).
 
-:class:`AuditingStrategy` (:mod:`sims.audit.flower`, extra ``pruneleak[flower]``) audits
-the client uploads of a Flower federation round by round; Flower is imported only when it
-is first used."""
+:class:`~sims.audit.flower.AuditingStrategy` (:mod:`sims.audit.flower`, extra
+``pruneleak[flower]``) audits the client uploads of a Flower federation round by round;
+Flower is imported only when it is first used."""
 
 from pruneleak.sims.audit.audit import AuditResult, audit
 

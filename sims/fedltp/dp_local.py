@@ -169,7 +169,7 @@ class DPLocalTrainer:
         the device); returns the new weights (pruned ones 0). ``seed`` drives the batch
         draws (CPU) and the noise (on the device).
 
-        Afterwards :attr:`finite` is a 0-d boolean tensor on the device: whether every
+        Afterwards ``self.finite`` is a 0-d boolean tensor on the device: whether every
         weight was finite after every step. It is accumulated on the device and not read
         here, so the steps never wait for the device; the caller reads it once per round
         (so a client's weight that overflowed is caught even when Fed-SPA's upload mask

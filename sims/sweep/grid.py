@@ -144,6 +144,16 @@ class SweepConfig:
             out.setdefault(str(grid.get(PANEL, f"grid{i}")), []).extend(self._expand(i))
         return {name: list(dict.fromkeys(jobs)) for name, jobs in out.items()}
 
+    def job_panels(self) -> dict[AttackJob, tuple[str, ...]]:
+        """Every job of the sweep -> the names of the panels it belongs to, in panel order
+        (a job that several grids share, such as the base point of two axes, is in each):
+        the ``panels`` of its record (:func:`sims.sweep.runner.append_record`)."""
+        names: dict[AttackJob, list[str]] = {}
+        for name, jobs in self.panels().items():
+            for job in jobs:
+                names.setdefault(job, []).append(name)
+        return {job: tuple(found) for job, found in names.items()}
+
 
 def _check_axis(name: str, values: list) -> None:
     """A grid's list of values for one field: non-empty, each value once."""

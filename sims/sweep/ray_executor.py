@@ -166,6 +166,7 @@ def run_on_ray(
         return 0
     started = _start(ray, address)
     resources = config.resources
+    panels = config.job_panels()
     task = ray.remote(_run_with_threads).options(**task_options(resources))
     todo = iter(pending)
     in_flight: dict = {}
@@ -194,7 +195,7 @@ def run_on_ray(
                 except Exception as err:  # the job raised: finish the running ones, then raise
                     error = error or err
                     continue
-                written += append_record(store, config.name, job, record)
+                written += append_record(store, config.name, job, record, panels=panels[job])
                 bar.update()
                 if error is None:
                     submit_next()

@@ -59,6 +59,7 @@ import functools
 import logging
 import math
 import time
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -431,6 +432,7 @@ def run_sweep(
 
         run_on_ray(config, todo, store, address=address, progress=progress, run=run)
         return sweep_records(config, store)
+    panels = config.job_panels()
     bar = tqdm(
         todo, desc=config.name, unit="job", disable=None if progress is None else not progress
     )
@@ -439,16 +441,20 @@ def run_sweep(
         if key in store:
             logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
             continue
-        append_record(store, config.name, job, run(job))
+        append_record(store, config.name, job, run(job), panels=panels[job])
     return sweep_records(config, store)
 
 
-def append_record(store: ResultStore, sweep: str, job: AttackJob, record: dict) -> bool:
-    """Append the finished ``job``'s ``record`` (from :func:`run_job`) to ``store`` under
-    its key and the ``sweep``'s name; returns False, writing nothing, when the store
-    holds the key already (another writer recorded the job meanwhile: the store checks
-    under its lock, so the first record stays and a key is written once)."""
-    written = store.append({"key": job_key(job), "sweep": sweep, **record})
+def append_record(
+    store: ResultStore, sweep: str, job: AttackJob, record: dict, *, panels: Sequence[str]
+) -> bool:
+    """Append the finished ``job``'s ``record`` (from :func:`run_job`) to ``store`` with
+    its ``key`` (:func:`sims.sweep.job.job_key`), the ``sweep``'s name and the names of
+    the sweep's ``panels`` it belongs to (:meth:`sims.sweep.grid.SweepConfig.job_panels`);
+    returns False, writing nothing, when the store holds the key already (another writer
+    recorded the job meanwhile: the store checks under its lock, so the first record
+    stays and a key is written once, with the sweep and panels of its writer)."""
+    written = store.append({"key": job_key(job), "sweep": sweep, "panels": list(panels), **record})
     logger.info(
         "%s: %s p=%g done in %.1f s%s",
         sweep,

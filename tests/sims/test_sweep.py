@@ -226,6 +226,9 @@ def test_grids_expand_as_products_and_share_jobs_across_panels():
     assert len(config.jobs()) == 4 + 4 - 2
     assert len({job_key(j) for j in config.jobs()}) == 6
     assert panel_axis(panels["p"]) == "pruning.p" and panel_axis(panels["B"]) == "fed.batch_size"
+    by_job = config.job_panels()
+    assert set(by_job) == set(config.jobs())
+    assert sorted(by_job.values()) == [("B",)] * 2 + [("p",)] * 2 + [("p", "B")] * 2
 
 
 @pytest.mark.parametrize(
@@ -445,6 +448,13 @@ def finished(tmp_path_factory):
     config = SweepConfig(name="panels", base=TINY, grids=PANELS_GRIDS)
     store = ResultStore(tmp_path_factory.mktemp("sweep") / "panels.jsonl")
     return config, run_sweep(config, store, progress=False), store
+
+
+def test_each_record_names_its_sweep_and_the_panels_of_its_job(finished):
+    config, records, _ = finished
+    panels = {job_key(job): list(names) for job, names in config.job_panels().items()}
+    assert {r["key"]: r["panels"] for r in records} == panels
+    assert {r["sweep"] for r in records} == {"panels"}
 
 
 def test_panel_rows_and_figures_show_the_records(finished):
