@@ -204,7 +204,7 @@ def test_every_reference_block_names_an_object(package):
 )
 def test_rst_blocks_and_math_become_markdown(package, rst, markdown):
     rewrite = _hook("rst_docstrings").markdown
-    assert rewrite(rst, package["sims.core.store"]) == markdown
+    assert rewrite(rst, package["sims.store.results"]) == markdown
 
 
 @pytest.mark.parametrize(
@@ -219,26 +219,26 @@ def test_rst_blocks_and_math_become_markdown(package, rst, markdown):
         # a re-export links to its definition
         (":func:`~sims.sweep.run_job`", "[`run_job`][{P}.sims.sweep.runner.run_job]"),
         # relative to the docstring's module, and a member of a class there
-        (":class:`ResultStore`", "[`ResultStore`][{P}.sims.core.store.ResultStore]"),
+        (":class:`ResultStore`", "[`ResultStore`][{P}.sims.store.results.ResultStore]"),
         (
             ":meth:`ResultStore.append`",
-            "[`ResultStore.append`][{P}.sims.core.store.ResultStore.append]",
+            "[`ResultStore.append`][{P}.sims.store.results.ResultStore.append]",
         ),
-        (":mod:`.fields`", "[`fields`][{P}.sims.core.fields]"),
+        (":mod:`.records`", "[`records`][{P}.sims.store.records]"),
         # outside pruneleak, or private: code, not a link
         (":func:`numpy.linalg.eigh`", "`numpy.linalg.eigh`"),
         (":class:`float`", "`float`"),
-        (":func:`~pruneleak.sims.core.store._parse_line`", "`_parse_line`"),
+        (":func:`~pruneleak.sims.store.results._end_cleanly`", "`_end_cleanly`"),
         # nothing: a link all the same, which the strict build reports as broken
         (
-            ":func:`sims.core.store.no_such`",
-            "[`sims.core.store.no_such`][{P}.sims.core.store.no_such]",
+            ":func:`sims.store.results.no_such`",
+            "[`sims.store.results.no_such`][{P}.sims.store.results.no_such]",
         ),
         (":class:`NoSuchThing`", "[`NoSuchThing`][NoSuchThing]"),
     ],
 )
 def test_cross_reference_roles_become_links(package, role, link):
     rewrite = _hook("rst_docstrings").markdown
-    assert rewrite(f"see {role}.", package["sims.core.store"]) == link.join(["see ", "."]).format(
-        P="pruneleak"
-    )
+    assert rewrite(f"see {role}.", package["sims.store.results"]) == link.join(
+        ["see ", "."]
+    ).format(P="pruneleak")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pruneleak.sims.core.store import ResultStore
 from pruneleak.sims.experiments.demo import DemoConfig, run_demo
 from pruneleak.sims.experiments.leakage import LeakageConfig, run_leakage
 from pruneleak.sims.experiments.train import TrainConfig, run_training
 from pruneleak.sims.fl.server import FedConfig
+from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import SweepConfig, run_sweep
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
