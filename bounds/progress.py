@@ -243,7 +243,7 @@ class ProgressLines:
                 self._write(now, final=True)
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
+            self._thread.join(timeout=10)  # it wakes every min_interval: never blocks for long
 
     # -- the rate ------------------------------------------------------------------------
 
