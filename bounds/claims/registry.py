@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from tqdm.auto import tqdm
-
 from pruneleak.bounds.claims import fedltp, huang, mine, priprune, priprune_statements
 from pruneleak.bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_bool, check_int
 
 logger = logging.getLogger(__name__)
@@ -106,8 +105,9 @@ def run_claims(
     """Run ``claims`` (default: all) and return one :class:`ClaimResult` each.
 
     ``claims`` holds :class:`Claim` objects or claim ids (unknown ids raise ValueError, as
-    in :func:`get_claim`). ``progress``: True shows a tqdm bar, False hides it, None shows
-    it on a terminal only.
+    in :func:`get_claim`). ``progress``: False shows nothing; True or None a bar on a
+    terminal, else one line per claim on stderr, rate-limited, with a heartbeat during a
+    long claim (:func:`bounds.progress.progress`).
     """
     func = "run_claims"
     if claims is not None and (isinstance(claims, str) or not _iterable(claims)):
@@ -121,12 +121,10 @@ def run_claims(
     if progress is not None:
         check_bool("progress", progress, func=func)
     results = []
-    bar = tqdm(
-        claims, desc="verify", unit="claim", disable=None if progress is None else not progress
-    )
-    for claim in bar:
-        bar.set_postfix_str(claim.id, refresh=False)
-        result = run_claim(claim, seed=seed, effort=effort)
-        logger.info("%s: %s (%.2f s)", claim.id, result.verdict, result.seconds)
-        results.append(result)
+    with show_progress(claims, desc="verify", unit="claim", enabled=progress) as bar:
+        for claim in bar:
+            bar.set_postfix_str(claim.id, refresh=False)
+            result = run_claim(claim, seed=seed, effort=effort)
+            logger.info("%s: %s (%.2f s)", claim.id, result.verdict, result.seconds)
+            results.append(result)
     return results

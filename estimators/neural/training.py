@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import (
     check_bool,
     check_choice,
@@ -246,33 +246,36 @@ def train_critic(
 
     checkpoint(0, 0)
     step = 0
-    bar = tqdm(total=config.max_steps, desc=description, disable=not progress, leave=False)
     perm = torch.empty(0, dtype=torch.long, device=device)
-    while step < config.max_steps:
-        if step % per_epoch == 0:
-            perm = torch.randperm(n_train, generator=generator, device=device)
-        start = (step % per_epoch) * size
-        loss, bound = objective(perm[start : start + size])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if config.averaging > 0:
-            with torch.no_grad():
-                torch._foreach_lerp_(averaged, params, 1.0 - config.averaging)
-        window[step % config.eval_every] = bound.detach()
-        step += 1
-        if config.schedule == "cosine":
-            lr = 0.5 * config.learning_rate * (1.0 + math.cos(math.pi * step / config.max_steps))
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-        if step % config.eval_every == 0 or step == config.max_steps:
-            filled = (step - 1) % config.eval_every + 1
-            bar.update(filled)
-            if checkpoint(step, filled):
-                stopped_early = True
-                break
-            bar.set_postfix(validation=f"{rows['validation'][-1]:.3f}")
-    bar.close()
+    with show_progress(
+        total=config.max_steps, desc=description, unit="step", enabled=progress, leave=False
+    ) as bar:
+        while step < config.max_steps:
+            if step % per_epoch == 0:
+                perm = torch.randperm(n_train, generator=generator, device=device)
+            start = (step % per_epoch) * size
+            loss, bound = objective(perm[start : start + size])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            if config.averaging > 0:
+                with torch.no_grad():
+                    torch._foreach_lerp_(averaged, params, 1.0 - config.averaging)
+            window[step % config.eval_every] = bound.detach()
+            step += 1
+            if config.schedule == "cosine":
+                lr = (
+                    0.5 * config.learning_rate * (1.0 + math.cos(math.pi * step / config.max_steps))
+                )
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+            if step % config.eval_every == 0 or step == config.max_steps:
+                filled = (step - 1) % config.eval_every + 1
+                bar.update(filled)
+                if checkpoint(step, filled):
+                    stopped_early = True
+                    break
+                bar.set_postfix(validation=f"{rows['validation'][-1]:.3f}")
     critic.load_state_dict(best_state)
     return TrainingResult(
         steps_run=step,

@@ -17,8 +17,9 @@ Exit status (:func:`main`): 0 on success; 2 for a usage or user error (a bad val
 missing or unreadable file: ``ValueError`` or ``OSError``), reported in one line
 ``pruneleak <command>: error: <message>`` on stderr; 1 for any other exception, which is
 a bug: its traceback is printed, then a line asking to rerun with ``--debug`` and report
-it; 130 on Ctrl-C. With ``--debug`` every error is raised with its full traceback and
-logging is at DEBUG level.
+it; 130 on Ctrl-C. A command may end with 1 of its own accord: ``figures`` when one of
+its notebooks failed (it says which, and why). With ``--debug`` every error is raised
+with its full traceback and logging is at DEBUG level.
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ import argparse
 import sys
 from functools import partial
 
-from tqdm.auto import tqdm
-
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.sims.cli import add_command, add_data_dir_argument, add_out_argument
 from pruneleak.sims.cli.arguments import positive_float
 from pruneleak.sims.cli.config_options import ConfigOption, add_config_options, config_values
@@ -125,7 +124,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_options(run_group, FedLTPConfig, RUN_OPTIONS)
     run_group.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     add_out_argument(run_group, "fedltp")
-    run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run_group.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (or, off a terminal, the progress lines on stderr)",
+    )
     declare_options(
         parser,
         {"FedLTPConfig": {"pruning": "pruning"}, "run_fedltp": {"keep": "upload_keep"}},
@@ -155,17 +158,17 @@ def run(args: argparse.Namespace) -> int:
     rate = min(1.0, config.batch_size / min(len(c) for c in data.clients_train))
     run_id = run_key(config, variant=args.variant, upload_keep=keep)
     done = sum(1 for r in store.records() if r.get("run") == run_id and "round" in r)
-    bar = tqdm(
+    bar = show_progress(
         total=affordable_rounds(config, sampling_rate=rate),
         initial=done,  # rounds recorded by an earlier, interrupted run
         desc=args.variant,
         unit="round",
-        disable=True if args.no_progress else None,
+        enabled=not args.no_progress,
     )
 
     def step(record: dict) -> None:
-        bar.update(1)
         bar.set_postfix(acc=f"{record['test_accuracy']:.3f}", eps=f"{record['epsilon']:.2f}")
+        bar.update(1)
 
     with bar:
         result = run_variant(

@@ -113,7 +113,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_group = parser.add_argument_group("run")
     add_config_options(run_group, TrainConfig, RUN_OPTIONS)
     add_out_argument(run_group, "train")
-    run_group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run_group.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (or, off a terminal, the progress lines on stderr)",
+    )
     fed = {**fields_set_by(FED_OPTIONS), "seed": "seed"}
     clients = {"clients": "num_clients"}  # checked against the data set when it is split
     declare_options(

@@ -53,9 +53,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from pruneleak.bounds import priprune
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
 from pruneleak.estimators.device import check_device
 from pruneleak.estimators.image import score_reconstruction
@@ -535,8 +535,9 @@ def run_demo(
 ) -> list[dict]:
     """Run every job of ``config`` not yet in ``store``; return this configuration's records.
 
-    ``progress=None`` shows a bar only on a terminal. With ``reconstructions_dir`` each
-    attack job keeps its target and reconstruction there, under its key
+    ``progress`` False shows nothing, True or None a bar on a terminal, else a line per
+    finished job on stderr (:func:`bounds.progress.progress`). With ``reconstructions_dir``
+    each attack job keeps its target and reconstruction there, under its key
     (:func:`sims.store.reconstructions.save_reconstructions`; :func:`reconstruction_rows`
     reads them back).
     """
@@ -545,15 +546,16 @@ def run_demo(
     todo = [job for job in _jobs(config) if job.key(fingerprint) not in done]
     if todo:
         world = demo_world(config)
-        for job in tqdm(
-            todo, desc="demo", unit="job", disable=None if progress is None else not progress
-        ):
-            key = job.key(fingerprint)
-            if job.kind == "bound":
-                record = _bound_record(config, world, job.p)
-            else:
-                record = _attack_record(config, world, job, key, reconstructions_dir)
-            store.append({"key": key, "config": fingerprint, "dataset": config.dataset, **record})
+        with show_progress(todo, desc="demo", unit="job", enabled=progress) as bar:
+            for job in bar:
+                key = job.key(fingerprint)
+                if job.kind == "bound":
+                    record = _bound_record(config, world, job.p)
+                else:
+                    record = _attack_record(config, world, job, key, reconstructions_dir)
+                store.append(
+                    {"key": key, "config": fingerprint, "dataset": config.dataset, **record}
+                )
     return [r for r in store.records() if r.get("config") == fingerprint]
 
 

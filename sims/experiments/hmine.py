@@ -54,8 +54,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
 from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.estimators.image import match_reconstructions
@@ -445,30 +445,29 @@ def run_study(
     base = HMinePoint() if base is None else base
     done = {} if store is None else {r["key"]: r for r in store.records()}
     records = []
-    for value in tqdm(
-        values, desc=f"H-MINE {study}", disable=None if progress is None else not progress
-    ):
-        point = replace(base, **{study: value})
-        digest = fingerprint({**asdict(config), "point": asdict(point)})
-        key = f"hmine/{config.task}/{study}={value}/{digest}"
-        if key in done:
-            records.append(done[key])
-            continue
-        record = {
-            "key": key,
-            "task": config.task,
-            "study": study,
-            "value": value,
-            **run_point(config, point),
-        }
-        logger.info(
-            "%s=%s: I = %.3f nats, epsilon = %.3g",
-            study,
-            value,
-            record["mi"],
-            record["inference_error"],
-        )
-        if store is not None:
-            store.append(record)
-        records.append(record)
+    with show_progress(values, desc=f"H-MINE {study}", unit="point", enabled=progress) as bar:
+        for value in bar:
+            point = replace(base, **{study: value})
+            digest = fingerprint({**asdict(config), "point": asdict(point)})
+            key = f"hmine/{config.task}/{study}={value}/{digest}"
+            if key in done:
+                records.append(done[key])
+                continue
+            record = {
+                "key": key,
+                "task": config.task,
+                "study": study,
+                "value": value,
+                **run_point(config, point),
+            }
+            logger.info(
+                "%s=%s: I = %.3f nats, epsilon = %.3g",
+                study,
+                value,
+                record["mi"],
+                record["inference_error"],
+            )
+            if store is not None:
+                store.append(record)
+            records.append(record)
     return records

@@ -44,8 +44,8 @@ from itertools import product
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_distinct, check_int, check_real
 from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.estimators.image import score_reconstruction
@@ -322,19 +322,14 @@ def run_identifiability(
     jobs = _jobs(config)
     found = {} if store is None else {r["key"]: r for r in store.records()}
     records = []
-    bar = tqdm(
-        jobs,
-        desc="identifiability",
-        unit="config",
-        disable=None if progress is None else not progress,
-    )
-    for job in bar:
-        key = job.key(fingerprint)
-        if key not in found:
-            found[key] = {"key": key, **_run_job(config, job, reconstructions_dir, key)}
-            if store is not None:
-                store.append(found[key])
-        records.append(found[key])
+    with show_progress(jobs, desc="identifiability", unit="config", enabled=progress) as bar:
+        for job in bar:
+            key = job.key(fingerprint)
+            if key not in found:
+                found[key] = {"key": key, **_run_job(config, job, reconstructions_dir, key)}
+                if store is not None:
+                    store.append(found[key])
+            records.append(found[key])
     return records
 
 

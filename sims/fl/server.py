@@ -59,8 +59,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.func import functional_call
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_int
 from pruneleak.estimators.device import resolve_device
 from pruneleak.sims.core.fields import documented
@@ -532,7 +532,8 @@ def run_federated(
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` ...
         on_target_update: the honest-but-curious server's observer (module docstring).
         targets: client ids whose updates the observer sees (None: every client).
-        progress: show a progress bar (None: only on a terminal).
+        progress: False shows nothing; True or None a bar on a terminal, else a line
+            per round on stderr (:func:`bounds.progress.progress`).
         defense: a fresh client-side defense applied after the base scheme
             (:mod:`sims.defenses`; it keeps the clients' state and its per-round
             records); None: clients upload what the base scheme leaves.
@@ -564,15 +565,13 @@ def run_federated(
     state = sim.initial_state()
     history = FedHistory()
     history.add(RoundRecord(0, mask_changed=False, evaluation=sim.evaluate(state)))
-    bar = tqdm(
-        range(config.rounds),
-        desc=f"FL {scheme.name}",
-        disable=None if progress is None else not progress,
-    )
-    for _ in bar:
-        state, record = sim.round_step(state)
-        history.add(record)
-        if record.evaluation is not None:
-            bar.set_postfix(accuracy=f"{record.evaluation.accuracy:.3f}")
+    with show_progress(
+        range(config.rounds), desc=f"FL {scheme.name}", unit="round", enabled=progress
+    ) as bar:
+        for _ in bar:
+            state, record = sim.round_step(state)
+            history.add(record)
+            if record.evaluation is not None:
+                bar.set_postfix(accuracy=f"{record.evaluation.accuracy:.3f}")
     history.params, history.mask = state.params, state.mask
     return history

@@ -57,8 +57,7 @@ import logging
 import socket
 from collections.abc import Callable, Sequence
 
-from tqdm.auto import tqdm
-
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.sims.core.extras import require
 from pruneleak.sims.core.runtime import HEAP_TUNING_ENV, torch_threads
 from pruneleak.sims.store.results import ResultStore
@@ -154,10 +153,11 @@ def run_on_ray(
 
     ``address``: the Ray cluster (``"auto"``: the one ``ray start`` started on this
     machine; ``"ray://host:10001"``: Ray Client); None: the runtime this process is
-    connected to, else a new local one. ``progress=None`` shows a bar over finished jobs
-    only on a terminal. ``run`` computes a job's record on the worker; it is
-    :func:`sims.sweep.runner.run_job` except in tests and tools that wrap it (it must be
-    picklable by Ray's cloudpickle).
+    connected to, else a new local one. ``progress`` over finished jobs: False none,
+    True or None a bar on a terminal, else lines on stderr
+    (:func:`bounds.progress.progress`). ``run`` computes a job's record on the worker;
+    it is :func:`sims.sweep.runner.run_job` except in tests and tools that wrap it (it
+    must be picklable by Ray's cloudpickle).
     """
     check_sweep(config, store, "run_on_ray")
     ray = import_ray()
@@ -181,10 +181,11 @@ def run_on_ray(
             in_flight[task.remote(run, job, resources.cpus)] = job
             return
 
-    disable = None if progress is None else not progress
     try:
         slots = window(ray.cluster_resources(), resources)
-        with tqdm(total=len(pending), desc=config.name, unit="job", disable=disable) as bar:
+        with show_progress(
+            total=len(pending), desc=config.name, unit="job", enabled=progress
+        ) as bar:
             for _ in range(slots):
                 submit_next()
             while in_flight:

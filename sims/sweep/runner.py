@@ -63,9 +63,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from pruneleak.bounds import priprune
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_int
 from pruneleak.estimators.device import resolve_device
 from pruneleak.estimators.image import score_reconstruction
@@ -406,8 +406,10 @@ def run_sweep(
 ) -> list[dict]:
     """Run the jobs of ``config`` not yet in ``store`` (one appended record each).
 
-    ``max_jobs`` stops after that many new jobs (None: all); ``progress=None`` shows a
-    bar only on a terminal. ``executor`` is one of :data:`EXECUTORS`; with ``"ray"``,
+    ``max_jobs`` stops after that many new jobs (None: all); ``progress`` False shows
+    nothing, True or None a bar on a terminal and otherwise a line per finished job
+    (rate-limited, with a heartbeat during a long one) on stderr
+    (:func:`bounds.progress.progress`). ``executor`` is one of :data:`EXECUTORS`; with ``"ray"``,
     ``address`` names the Ray cluster to run on (``"auto"``, ``"ray://host:10001"``;
     None: this process's Ray runtime if it has one, else a new local one), see
     :func:`sims.sweep.ray_executor.run_on_ray`. ``reconstructions_dir`` is handed to
@@ -433,15 +435,14 @@ def run_sweep(
         run_on_ray(config, todo, store, address=address, progress=progress, run=run)
         return sweep_records(config, store)
     panels = config.job_panels()
-    bar = tqdm(
-        todo, desc=config.name, unit="job", disable=None if progress is None else not progress
-    )
-    for job in bar:
-        key = job_key(job)
-        if key in store:
-            logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
-            continue
-        append_record(store, config.name, job, run(job), panels=panels[job])
+    with show_progress(todo, desc=config.name, unit="job", enabled=progress) as bar:
+        for job in bar:
+            key = job_key(job)
+            if key in store:
+                logger.info("%s: %s was recorded by another writer; skipped", config.name, key)
+                continue
+            bar.set_postfix_str(f"{job.pruning.scheme} p={job.pruning.p:g}", refresh=False)
+            append_record(store, config.name, job, run(job), panels=panels[job])
     return sweep_records(config, store)
 
 

@@ -9,9 +9,9 @@ import time
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from pruneleak.bounds import leakage, priprune
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.sims.experiments.leakage.attacks import describe, run_attacks
 from pruneleak.sims.experiments.leakage.config import CONFIDENCE, LeakageConfig
 from pruneleak.sims.experiments.leakage.estimates import estimates
@@ -369,7 +369,9 @@ def run_leakage(
     """One record per (p, s) of ``config``, in grid order (package docstring).
 
     With ``store``, finished (p, s) are read back instead of recomputed and new records
-    are appended as they finish (resume). ``progress=None`` shows a bar only on a terminal.
+    are appended as they finish (resume). ``progress``: False
+    nothing, True or None a bar on a terminal, else a line per finished job on stderr
+    (:func:`bounds.progress.progress`).
     With ``reconstructions_dir`` the attacks' reconstructions of the targets are kept
     there, per (p, s) and attack, under :func:`reconstruction_key`.
     """
@@ -381,24 +383,22 @@ def run_leakage(
     todo = [(p, s) for p, s in grid if job_key(fp, p, s) not in done]
     if todo:
         world = World(config)
-        bar = tqdm(
-            todo, desc="leakage", unit="job", disable=None if progress is None else not progress
-        )
         started = time.monotonic()
-        for finished, (p, s) in enumerate(bar, start=1):
-            key = job_key(fp, p, s)
-            done[key] = {"key": key, "config": fp, **_record(world, p, s, reconstructions_dir)}
-            if store is not None:
-                store.append(done[key])
-            elapsed = time.monotonic() - started
-            logger.info(
-                "leakage p=%g s=%g: %.3f bits (%s); %d of %d, ETA %.0f s",
-                p,
-                s,
-                done[key]["exact_bits"],
-                done[key]["exact_method"],
-                finished,
-                len(todo),
-                elapsed / finished * (len(todo) - finished),
-            )
+        with show_progress(todo, desc="leakage", unit="job", enabled=progress) as bar:
+            for finished, (p, s) in enumerate(bar, start=1):
+                key = job_key(fp, p, s)
+                done[key] = {"key": key, "config": fp, **_record(world, p, s, reconstructions_dir)}
+                if store is not None:
+                    store.append(done[key])
+                elapsed = time.monotonic() - started
+                logger.info(
+                    "leakage p=%g s=%g: %.3f bits (%s); %d of %d, ETA %.0f s",
+                    p,
+                    s,
+                    done[key]["exact_bits"],
+                    done[key]["exact_method"],
+                    finished,
+                    len(todo),
+                    elapsed / finished * (len(todo) - finished),
+                )
     return [done[job_key(fp, p, s)] for p, s in grid]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_int, check_real
 from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.sims.core.functional import check_lr
@@ -370,7 +370,8 @@ def run_prune_vs_noise(
     Returns a :class:`PruneVsNoiseResult`; its ``rows`` hold, per sparsity, the pruned
     network's test accuracy, the matched noise scale and accuracy, and the leakage of
     ``"noise"``, ``"prune_public"`` and ``"prune_informed"``, plus one ``"none"`` row (the
-    undefended dense network). ``progress``: tqdm bar (None: only on a terminal).
+    undefended dense network). ``progress`` over the sparsities: False none, True or None
+    a bar on a terminal, else lines on stderr (:func:`bounds.progress.progress`).
     """
     device = resolve_device(config.device)
     return _run(config, device, progress)
@@ -431,42 +432,42 @@ def _run(cfg: PruneVsNoiseConfig, device: torch.device, progress) -> PruneVsNois
     result.rows.append(
         _summary_row("none", 0.0, result.dense_accuracy, scores, pruned_fraction=0.0)
     )
-    bar = tqdm(cfg.sparsities, desc="sparsity", disable=None if progress is None else not progress)
-    for k in bar:
-        pruned = pruning_stage(k)
-        acc_k = evaluate(pruned, None, x_test, y_test)[0]
-        num_prunable = Mask.ones(pruned).num_prunable()
-        zeros = sum(int((p == 0).sum()) for p in pruned.parameters() if p.ndim >= 2)
-        phi_k, _ = split_at_layer(pruned, **split)
-        with torch.no_grad():
-            released = phi_k(attack.images)
-        for condition, attacker_phi in zip(PRUNE_CONDITIONS, (phi, phi_k), strict=True):
-            scores = attack.run(attacker_phi, released, condition, k, result)
+    with show_progress(cfg.sparsities, desc="sparsity", unit="sparsity", enabled=progress) as bar:
+        for k in bar:
+            pruned = pruning_stage(k)
+            acc_k = evaluate(pruned, None, x_test, y_test)[0]
+            num_prunable = Mask.ones(pruned).num_prunable()
+            zeros = sum(int((p == 0).sum()) for p in pruned.parameters() if p.ndim >= 2)
+            phi_k, _ = split_at_layer(pruned, **split)
+            with torch.no_grad():
+                released = phi_k(attack.images)
+            for condition, attacker_phi in zip(PRUNE_CONDITIONS, (phi, phi_k), strict=True):
+                scores = attack.run(attacker_phi, released, condition, k, result)
+                result.rows.append(
+                    _summary_row(condition, k, acc_k, scores, pruned_fraction=zeros / num_prunable)
+                )
+            match = match_noise_scale(
+                head, clean_test, y_test, acc_k, tolerance=cfg.accuracy_tolerance, seed=cfg.seed
+            )
+            noise = laplace_noise(tuple(clean_attacked.shape), seed=cfg.seed + 1, device=device)
+            scores = attack.run(phi, clean_attacked + match.scale * noise, "noise", k, result)
             result.rows.append(
-                _summary_row(condition, k, acc_k, scores, pruned_fraction=zeros / num_prunable)
+                _summary_row(
+                    "noise",
+                    k,
+                    match.accuracy,
+                    scores,
+                    noise_scale=match.scale,
+                    matched=match.matched,
+                    pruned_fraction=0.0,
+                )
             )
-        match = match_noise_scale(
-            head, clean_test, y_test, acc_k, tolerance=cfg.accuracy_tolerance, seed=cfg.seed
-        )
-        noise = laplace_noise(tuple(clean_attacked.shape), seed=cfg.seed + 1, device=device)
-        scores = attack.run(phi, clean_attacked + match.scale * noise, "noise", k, result)
-        result.rows.append(
-            _summary_row(
-                "noise",
+            logger.info(
+                "k = %g: pruned accuracy %.4f, noise b = %.4g (accuracy %.4f)",
                 k,
+                acc_k,
+                match.scale,
                 match.accuracy,
-                scores,
-                noise_scale=match.scale,
-                matched=match.matched,
-                pruned_fraction=0.0,
             )
-        )
-        logger.info(
-            "k = %g: pruned accuracy %.4f, noise b = %.4g (accuracy %.4f)",
-            k,
-            acc_k,
-            match.scale,
-            match.accuracy,
-        )
     result.seconds = time.perf_counter() - began
     return result

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
-from tqdm.auto import tqdm
 
+from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_real
 from pruneleak.sims.experiments.width_closeness.config import (
     PAPER_CLAIMED_WIDTH,
@@ -212,7 +212,8 @@ def run_width_closeness(
 ) -> WidthClosenessResult:
     """Run the experiment over the config's widths (one vectorised pass per width).
 
-    ``progress``: tqdm bar over widths (None: only on a terminal).
+    ``progress`` over widths: False none, True or None a bar on a terminal, else lines
+    on stderr (:func:`bounds.progress.progress`).
     """
     if not isinstance(config, WidthClosenessConfig):
         raise ValueError(
@@ -221,9 +222,9 @@ def run_width_closeness(
         )
     start = time.perf_counter()
     columns = []
-    bar = tqdm(config.widths, desc="width", disable=None if progress is None else not progress)
-    for m in bar:
-        columns.append(closeness_errors(config, m).cpu().numpy().astype(float))
+    with show_progress(config.widths, desc="width", unit="width", enabled=progress) as bar:
+        for m in bar:
+            columns.append(closeness_errors(config, m).cpu().numpy().astype(float))
     noise = np.array([config.noise_table(m) for m in config.widths])  # (M, P, 2)
     seconds = time.perf_counter() - start
     logger.info("width-closeness grid: %.2f s", seconds)
