@@ -45,8 +45,8 @@ test-fast: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir build/docs/site
 
-# The demo figures, the quick demo on the faces (the README's face reconstructions, about
-# a minute), the verification report and every notebook's figures, into the committed
+# The demo figures, the quick demo on the faces (paper_figs/faces/, about a minute of CPU
+# time), the verification report and every notebook's figures, into the committed
 # folder (the demos' demo.jsonl and reconstructions/ there are ignored by git and let a
 # rerun resume).
 figures: $(STAMP)

@@ -594,7 +594,7 @@ class HMINE(_NeuralEstimator):
     The paper's architecture ((200, 200), 5, (500,)) and learning rate (5e-5) are not the
     defaults: at 5e-5 it under-trains on batch-gradient tasks and at 5e-4 it overfits
     25 x 25 tasks without warning (issue 14). Plain :class:`MINE` on the flattened batch
-    is a strong competitor (the README compares the two on the task suite); H-MINE's
+    is a strong competitor (docs/findings/hmine.md compares the two on the task suite); H-MINE's
     advantage is its parameter count, which does not grow with ``B``.
 
     Parameters

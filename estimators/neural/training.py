@@ -43,11 +43,11 @@ SCHEDULES = ("plateau", "cosine", "constant")
 class TrainingConfig:
     """Training, splitting and interval settings shared by the neural estimators.
 
-    The defaults were tuned on the task suite of ``benchmarks/bench_mi_suite.py`` (the
-    README gives the measurements): small minibatches with all their pairs scored, a
-    validation bound that peaks early and then falls while the training bound keeps
-    rising (overfitting, not under-training, limits the estimates), hence early stopping
-    with a short patience and averaged weights.
+    The defaults were tuned on the task suite of ``benchmarks/bench_mi_suite.py``
+    (docs/guide/estimating-mi.md gives the measurements): small minibatches with all
+    their pairs scored, a validation bound that peaks early and then falls while the
+    training bound keeps rising (overfitting, not under-training, limits the estimates),
+    hence early stopping with a short patience and averaged weights.
 
     Attributes
     ----------

@@ -48,7 +48,7 @@ Deviations from PriPrune Algorithm 2 as published (line numbers of arXiv:2310.19
    gradient too and match ``m_rec ⊙ g'`` against ``m_rec ⊙ g``
    (``AttackConfig.mask_dummy=True``, :mod:`sims.attacks.objectives`);
    ``mask_dummy=False`` is the line as printed; ``benchmarks/sgi_masking.py`` measures
-   the difference (README.md, "SGI: documented deviations").
+   the difference (docs/deviations.md).
 
 Beyond p = 0.9 SGI fails for a reason the attack cannot remove: the client's *forward*
 pass runs the pruned network ``m ⊙ w`` (eq. (1)), which keeps so few weights that it

@@ -28,7 +28,7 @@ from pruneleak.sims.pruning.mask import Mask
 #: Most labels :func:`recover_labels` reads off one gradient. Its step 3 takes one label
 #: per pass (about 6 us each on a CPU, measured: 0.4 s at this limit; 10**9 labels would
 #: take hours), and the counts are already off by one at B = 8 on the digits model
-#: (README.md, "SGI: documented deviations"): 65,536 is far beyond any batch whose labels
+#: (docs/deviations.md, "SGI: PriPrune's Algorithm 2"): 65,536 is far beyond any batch whose labels
 #: the gradient identifies.
 MAX_LABELS = 2**16
 
@@ -175,8 +175,8 @@ def recover_labels(
     can have negative sums and step 1 takes wrong classes (more than B negative sums
     are then common: the B most negative are kept); when (c) fails, e.g. a trained
     model confident on some images, the offsets of a frequent class can hide a repeat
-    and the counts are off by one; so exactness falls as B grows (measured in README.md,
-    "SGI: documented deviations"). No step raises on a wrong answer:
+    and the counts are off by one; so exactness falls as B grows (measured in
+    docs/deviations.md, "SGI: PriPrune's Algorithm 2"). No step raises on a wrong answer:
     nothing in the gradient certifies it. Under a mask every revealed sum can be >= 0;
     then ``m = 0`` and step 3 takes the smallest sum B times. With B = 1 step 1 or step 3
     takes ``argmin_i s_i``, which is :func:`idlg_label`.

@@ -113,7 +113,7 @@ LEAKAGE_FIELDS = (
 #: attacked targets (20 iterations), no estimator part. The attacks get 200 L-BFGS
 #: iterations, more than the default 100: on the faces SGI's PSNR at p = 0 is about 16 dB
 #: after 50 iterations and about 26 dB after 200 (a checkerboard left by the 3x3
-#: convolution fades), which is what the README's face figure shows.
+#: convolution fades), which is what the faces figure (paper_figs/faces/) shows.
 QUICK = {
     "pruning_rates": (0.0, 0.5, 0.9),
     "num_images": 6,

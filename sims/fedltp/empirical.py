@@ -54,8 +54,8 @@ no subsampling). ``epsilon`` is what Fed-LTP's accountant reports for the step u
 add/remove relation (noise multiplier :math:`\sigma`, sampling rate 1: the fixed batch is
 not amplified by Poisson sampling).
 
-The measured table and what it says are in the README ("Does epsilon predict what an
-attacker recovers?").
+The measured table and what it says are in docs/findings/fedltp.md ("Does epsilon predict
+what an attacker recovers?").
 """
 
 from __future__ import annotations
