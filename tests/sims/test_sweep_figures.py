@@ -22,6 +22,7 @@ CONFIG = SweepConfig(
     grids=(
         {"panel": "p", "pruning.scheme": SCHEMES, "pruning.p": [0.3, 0.6, 0.9]},
         {"panel": "B", "pruning.scheme": SCHEMES, "fed.batch_size": [1, 2, 4]},
+        {"panel": "T", "pruning.scheme": SCHEMES, "fed.rounds": [1, 2, 4]},
     ),
 )
 CEILING = 8.49
@@ -95,10 +96,15 @@ def test_panels_of_equal_constant_schemes_show_each_scheme_and_say_they_are_equa
     plt.close(fig)
 
 
-def test_panels_of_different_schemes_have_no_equality_note():
-    fig = plot_panels(CONFIG, _records(), ["p", "B"], metric="fano_bits")
-    assert readability_problems(fig) == []
+def test_panels_of_different_schemes_have_no_equality_note_and_titles_that_do_not_collide():
+    fig = plot_panels(CONFIG, _records(), ["p", "B", "T"], metric="fano_bits")
+    assert readability_problems(fig) == []  # three panels: two to a row, short titles
     assert not [t for ax in fig.axes for t in ax.texts if t.get_gid() == "equal_note"]
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == [
+        "panel p",
+        "panel B",
+        "panel T",
+    ]
     plt.close(fig)
 
 
