@@ -19,7 +19,10 @@ from pruneleak.sims.plots.defense import (
     table2_rows,
 )
 from pruneleak.sims.plots.figures import save_figure
-from pruneleak.sims.plots.reconstructions import job_reconstruction_rows, plot_reconstruction_grid
+from pruneleak.sims.plots.reconstructions import (
+    job_reconstruction_table,
+    plot_reconstruction_table,
+)
 from pruneleak.sims.plots.sweep import plot_consistency, plot_panels
 from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
 from pruneleak.sims.store.results import ResultStore
@@ -85,7 +88,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--figures",
         action="store_true",
-        help="write the figures to OUT, with one grid of originals against reconstructions "
+        help="write the figures to OUT, with one table of originals against reconstructions "
         "per panel (<name>_reconstructions_<panel>) from the images kept under "
         f"OUT/{RECONSTRUCTIONS_DIR}",
     )
@@ -144,10 +147,13 @@ def run(args) -> int:
                 print("Figure: " + ", ".join(str(p) for p in paths))
     if args.figures:
         for panel, jobs in config.panels().items():
-            grid = job_reconstruction_rows(jobs, reconstructions)
-            if grid is not None:
-                title = f"{config.name}, panel {panel}: originals and reconstructions (PSNR)"
-                figure = plot_reconstruction_grid(*grid, title=title)
+            table = job_reconstruction_table(jobs, reconstructions)
+            if table is not None:
+                title = (
+                    f"{config.name}, panel {panel}: originals and reconstructions "
+                    "(PSNR in dB under each)"
+                )
+                figure = plot_reconstruction_table(table, title=title)
                 name = f"{config.name}_reconstructions_{panel}"
                 paths = save_figure(figure, name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))

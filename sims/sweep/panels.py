@@ -49,7 +49,8 @@ def panel_rows(
     config: SweepConfig, records: Iterable[Mapping], panel: str, *, metric: str = "nmi"
 ) -> list[dict]:
     """One row per (scheme, attack, x) of ``panel``: mean and std of ``metric`` over the
-    seeds' per-target values, and the bounds. Missing records, and per-target values that
+    seeds' per-target values, the bounds, and the mean ceiling ``log2 N`` of the exact
+    bits (``ceiling_bits``, None without it). Missing records, and per-target values that
     are None or absent (e.g. exact bits not computed, older stores), are skipped."""
     jobs = config.panels()[panel]
     axis = panel_axis(jobs)
@@ -77,5 +78,8 @@ def panel_rows(
         for name in (*BOUND_FIELDS, "nmi_chance", "d_star", "delta_nats"):
             present = [r[name] for r in group if r.get(name) is not None]
             row[name] = float(np.mean(present)) if present else None
+        # the ceiling log2 N of the exact bits: the number of secrets of each target's batch
+        ceilings = [v for r in group for v in r.get("leakage_secrets_log2") or [] if v is not None]
+        row["ceiling_bits"] = float(np.mean(ceilings)) if ceilings else None
         rows.append(row)
     return rows

@@ -1,6 +1,7 @@
 """The demo sweep: records, resume after a kill, tables and both figures."""
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib.legend import Legend
 
 from pruneleak.sims import cli
 from pruneleak.sims.experiments.demo import (
@@ -22,7 +24,8 @@ from pruneleak.sims.experiments.demo import (
     summarize,
 )
 from pruneleak.sims.experiments.leakage import World
-from pruneleak.sims.plots.leakage import plot_leakage_bits
+from pruneleak.sims.plots.leakage import bits_data_range, plot_leakage_bits
+from pruneleak.sims.plots.style import compact, readability_problems
 from pruneleak.sims.store.results import ResultStore
 
 #: The leakage part on 8 candidates, one rate, two noise levels: 2 records, < 1 s; the
@@ -64,6 +67,56 @@ def test_tiny_demo_records_every_job_once_and_resumes(tmp_path):
     }
     assert "published bits" in format_table(summary)
     assert plot_demo(summary).axes
+
+
+def _summary_row(attack, p, nmi, floor, psnr):
+    return {
+        "attack": attack, "p": p, "n": 6, "nmi": nmi, "nmi_std": 0.05,
+        "nmi_chance": 0.694, "nmi_chance_std": 0.0, "nmi_permutation_floor": floor,
+        "nmi_permutation_floor_std": 0.01, "psnr": psnr, "psnr_std": 1.0,
+    }  # fmt: skip
+
+
+def test_demo_figure_draws_each_nmi_beside_its_own_chance():
+    """On the faces a 26 dB SGI reconstruction has NMI 0.645 under the uniform-noise
+    chance 0.694: the figure's reference is each reconstruction's permutation floor (same
+    histograms), the uniform-noise value is named in the note but drawn nowhere."""
+    bound = [
+        {"p": p, "bound_published_bits": 1200.0 + p, "bound_corrected_bits": c}
+        for p, c in ((0.0, -683.0), (0.5, 172664.0), (0.9, 80433.0))
+    ]
+    attack = [
+        _summary_row("sgi", 0.0, 0.645, 0.622, 25.9),
+        _summary_row("sgi", 0.5, 0.644, 0.622, 26.7),
+        _summary_row("sgi", 0.9, 0.568, 0.561, 8.6),
+        _summary_row("gi", 0.0, 0.645, 0.622, 25.9),
+        _summary_row("gi", 0.5, 0.422, 0.421, 6.6),
+        _summary_row("gi", 0.9, 0.422, 0.421, 6.6),
+    ]
+    fig = plot_demo({"bound": bound, "attack": attack})
+    assert readability_problems(fig) == []
+    lines = _lines(fig)
+    for kind in ("published", "corrected"):
+        assert lines[f"theorem1_{kind}"] == (
+            [0.0, 0.5, 0.9],
+            [r[f"bound_{kind}_bits"] for r in bound],
+        )
+    for name in ("sgi", "gi"):
+        rows = [r for r in attack if r["attack"] == name]
+        for gid, field in (
+            ("nmi", "nmi"),
+            ("nmi_floor", "nmi_permutation_floor"),
+            ("psnr", "psnr"),
+        ):
+            assert lines[f"{gid}/{name}"] == ([0.0, 0.5, 0.9], [r[field] for r in rows]), gid
+    drawn = [y for _, ys in lines.values() for y in ys]
+    assert 0.694 not in drawn  # the uniform-noise chance is no floor of a reconstruction
+    assert all(a.get_yscale() == "linear" for a in fig.axes)
+    texts = _legend_texts(fig)
+    assert {"SGI: NMI", "SGI: its chance (permutation floor)", "GI: NMI"} <= texts
+    (legend,) = fig.legends
+    assert "uniform noise (0.69 here)" in legend.get_title().get_text().replace("\n", " ")
+    plt.close(fig)
 
 
 def test_a_changed_configuration_does_not_reuse_old_records(tmp_path):
@@ -263,6 +316,10 @@ def _constructed_records():
     ]  # fmt: skip
 
 
+#: The bits axes' data range of the constructed records: ceiling 6 bits, times 1.15.
+DATA_RANGE = (-0.06 * 6.9, 6.9)
+
+
 def _lines(fig) -> dict[str, tuple[list, list]]:
     found = {}
     for ax in fig.axes:
@@ -273,41 +330,83 @@ def _lines(fig) -> dict[str, tuple[list, list]]:
     return found
 
 
+def _legend_texts(fig) -> set[str]:
+    return {t.get_text() for legend in fig.findobj(Legend) for t in legend.get_texts()}
+
+
+def _axes_with(fig, gid: str):
+    (ax,) = [a for a in fig.axes if any(line.get_gid() == gid for line in a.get_lines())]
+    return ax
+
+
+def _check_bits_series(fig, lines, name, tag, xs, values):
+    """A series of a bits panel: on-scale values on its line, each off-scale one an arrow
+    on the edge at its x with its value printed, never a point off the axis."""
+    gid = f"{name}/{tag}"
+    ax = _axes_with(fig, gid)
+    low, high = DATA_RANGE
+    line_x, line_y = lines[gid]
+    assert line_x == xs, gid
+    arrows = {
+        side: lines.get(f"off_scale/{gid}/{side}", ([], []))[0] for side in ("above", "below")
+    }
+    texts = [t.get_text() for t in ax.texts]
+    for x, value, drawn in zip(xs, values, line_y, strict=True):
+        if low <= value <= high:
+            assert drawn == value and x not in arrows["above"] + arrows["below"], (gid, x)
+        else:
+            assert math.isnan(drawn), (gid, x)  # off scale: the line breaks there
+            assert x in arrows["above" if value > high else "below"], (gid, x)
+            assert compact(value) in texts, (gid, value)
+
+
 def test_leakage_figure_draws_every_quantity_from_the_records():
     records = _constructed_records()
     fig = plot_leakage_bits(records)
+    assert readability_problems(fig) == []
     lines = _lines(fig)
     drawn = set()
     for s in (0.0, 0.01):
+        tag = f"s={s:g}"
         rows = sorted((r for r in records if r["noise_std"] == s), key=lambda r: r["p"])
         ps = [r["p"] for r in rows]
-        expected = {
-            "ceiling": [r["ceiling_bits"] for r in rows],
+        bits = {
             "exact": [r["exact_bits"] for r in rows],
             "fano_sgi": [r["fano_lower_bits"]["sgi"] for r in rows],
             "fano_gi": [r["fano_lower_bits"]["gi"] for r in rows],
             "theorem1_published": [r["theorem1_published_bits"] for r in rows],
             "theorem1_corrected": [r["theorem1_corrected_bits"] for r in rows],
+        }
+        expected = {
+            "ceiling": [r["ceiling_bits"] for r in rows],
             "bayes_success": [r["bayes_success"] for r in rows],
             "dp_success_bound": [r["dp_success_bound"] for r in rows],
             "attack_success_sgi": [r["attack_success"]["sgi"] for r in rows],
             "attack_success_gi": [r["attack_success"]["gi"] for r in rows],
+            "chance": [1 / 64] * len(rows),
         }
         if s > 0:
-            expected["gaussian_bound"] = [r["gaussian_bound_bits"] for r in rows]
-            expected["estimate_ksg"] = [r["estimates_bits"]["ksg"]["bits"] for r in rows]
+            bits["gaussian_bound"] = [r["gaussian_bound_bits"] for r in rows]
+            bits["estimate_ksg"] = [r["estimates_bits"]["ksg"]["bits"] for r in rows]
         for name, values in expected.items():
-            assert lines[f"{name}/s={s:g}"] == (ps, values), name
-            drawn.add(f"{name}/s={s:g}")
-        # the status markers: each Theorem 1 point exactly once, under its record's status
+            assert lines[f"{name}/{tag}"] == (ps, values), name
+            drawn.add(f"{name}/{tag}")
+        for name, values in bits.items():
+            _check_bits_series(fig, lines, name, tag, ps, values)
+            drawn |= {
+                g for g in lines if g.startswith((f"{name}/{tag}", f"off_scale/{name}/{tag}"))
+            }
+        # the status markers: each on-scale Theorem 1 point once, under its record's status
+        low, high = DATA_RANGE
         for kind in ("published", "corrected"):
             for status in ("valid", "vacuous", "violated"):
                 want = [
                     (r["p"], r[f"theorem1_{kind}_bits"])
                     for r in rows
                     if r["theorem1_status"][kind] == status
+                    and low <= r[f"theorem1_{kind}_bits"] <= high
                 ]
-                gid = f"theorem1_{kind}/{status}/s={s:g}"
+                gid = f"theorem1_{kind}/{status}/{tag}"
                 assert list(zip(*lines.get(gid, ([], [])), strict=True)) == want, gid
                 if want:
                     drawn.add(gid)
@@ -317,17 +416,80 @@ def test_leakage_figure_draws_every_quantity_from_the_records():
             ("bayes_success_ci", "bayes_success_ci"),
         ):
             (collection,) = [c for a in fig.axes for c in a.collections
-                             if c.get_gid() == f"{band}/s={s:g}"]  # fmt: skip
+                             if c.get_gid() == f"{band}/{tag}"]  # fmt: skip
             # the band's outline at each p is that record's interval (and only that)
             outline = collection.get_paths()[0].vertices
             for r in rows:
                 at_p = {float(y) for x, y in outline if x == r["p"]}
                 assert at_p == set(r[field]), (band, r["p"])
     # nothing drawn that the records lack: no Gaussian bound at s = 0, no MINE at all
-    assert drawn | {"chance"} == set(lines)
-    assert lines["chance"][1] == [1 / 64] * 3
-    bit_axes = [a for a in fig.axes if a.get_yscale() == "symlog"]
-    assert len(bit_axes) == 2 and len(fig.axes) == 3
+    assert drawn == set(lines)
+    # bits on a linear axis scaled to the leakage (the ceiling, 6 bits, and a margin),
+    # with a shaded band above and below for the arrows of what lies beyond
+    assert bits_data_range(records) == pytest.approx(DATA_RANGE)
+    band = 0.3 * (DATA_RANGE[1] - DATA_RANGE[0])
+    bit_axes = [_axes_with(fig, f"exact/s={s:g}") for s in (0.0, 0.01)]
+    assert all(a.get_yscale() == "linear" for a in fig.axes)
+    for ax in bit_axes:
+        assert ax.get_ylim() == pytest.approx((DATA_RANGE[0] - band, DATA_RANGE[1] + band))
+        assert all(DATA_RANGE[0] <= t <= DATA_RANGE[1] for t in ax.get_yticks())
+        shaded = {p.get_gid(): p.get_y() for p in ax.patches if p.get_gid()}
+        assert shaded["off_scale_band/above"] == pytest.approx(DATA_RANGE[1])
+    # the ceiling is drawn as a band wider than the exact line, so that it shows behind it
+    ceiling = next(line for line in bit_axes[0].get_lines() if line.get_gid() == "ceiling/s=0")
+    exact = next(line for line in bit_axes[0].get_lines() if line.get_gid() == "exact/s=0")
+    assert ceiling.get_linewidth() >= 3 * exact.get_linewidth()
+    assert ceiling.get_zorder() < exact.get_zorder()
+    # one encoding per meaning: the DP bound and GI differ in line style and colour
+    dp = lines["dp_success_bound/s=0"]
+    dp_line, gi_line = (
+        next(line for a in fig.axes for line in a.get_lines() if line.get_gid() == gid)
+        for gid in ("dp_success_bound/s=0", "attack_success_gi/s=0")
+    )
+    assert dp and dp_line.get_linestyle() != gi_line.get_linestyle()
+    assert dp_line.get_color() != gi_line.get_color()
+    assert len(fig.axes) == 2 + 2
+    assert {
+        "exact I(X; Y) (95% CI band)",
+        "Theorem 1 corrected",
+        "off scale (value printed)",
+        "Fano lower bound from GI",
+        "DP bound on any attack (Hayes et al. 2023)",
+    } <= _legend_texts(fig)
+    assert "digit" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
+def test_leakage_figure_with_one_rate_draws_bits_against_the_noise():
+    """One p: the x axis is s (at positions 0, 1, ... labelled with the values), not a p
+    axis around one point; with one (p, s) too, every series has its own place."""
+    records = [r for r in _constructed_records() if r["p"] == 0.0]
+    fig = plot_leakage_bits(records)
+    assert readability_problems(fig) == []
+    lines = _lines(fig)
+    ax = _axes_with(fig, "exact/p=0")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.01"]
+    assert ax.get_xlabel() == "noise standard deviation s"
+    rows = sorted(records, key=lambda r: r["noise_std"])
+    _check_bits_series(fig, lines, "exact", "p=0", [0.0, 1.0], [r["exact_bits"] for r in rows])
+    _check_bits_series(fig, lines, "fano_sgi", "p=0", [0.0, 1.0],
+                       [r["fano_lower_bits"]["sgi"] for r in rows])  # fmt: skip
+    plt.close(fig)
+
+    one = [{**records[0], "dataset": "faces"}]
+    fig = plot_leakage_bits(one)
+    assert readability_problems(fig) == []
+    ax = _axes_with(fig, "exact/p=0")
+    fig.canvas.draw()
+    at = {}
+    for line in ax.get_lines():
+        name = line.get_gid() or ""
+        xs, ys = line.get_xdata(), line.get_ydata()
+        if name.count("/") == 1 and "ceiling" not in name and xs.size and math.isfinite(ys[0]):
+            at[name] = round(float(line.get_transform().transform((xs[0], ys[0]))[0]), 1)
+    assert {"exact/p=0", "fano_sgi/p=0", "fano_gi/p=0"} <= set(at)
+    assert len(set(at.values())) == len(at), at  # side by side, not on top of each other
+    assert "one target face" in fig._suptitle.get_text()
     plt.close(fig)
 
 
@@ -374,7 +536,20 @@ def test_leakage_figure_draws_theorem1_by_sample_size_and_the_estimators():
     assert lines["estimator_panel/ksg/s=0.01"] == ([0.0], [1.25])
     assert lines["estimator_panel/mine/s=0.01"] == ([0.0], [1.0])
     assert "estimator_panel/hmine/s=0.01" not in lines
-    assert len(fig.axes) == 2 + 3
+    # the panel draws the leakage it compares Theorem 1 with: the exact value per p (at
+    # the lowest s), on the bound's scale and in the zoom on the leakage's scale
+    for p in (0.0, 0.5, 0.9):
+        exact = min((r for r in records if r["p"] == p), key=lambda r: r["noise_std"])
+        for prefix in ("", "zoom/"):
+            gid = f"{prefix}theorem1_by_samples_exact/p={p:g}"
+            assert lines[gid] == ([8, 32], [exact["exact_bits"]] * 2), gid
+    zoom = _axes_with(fig, "zoom/theorem1_by_samples_exact/p=0")
+    assert zoom.get_ylim() == pytest.approx(DATA_RANGE)
+    assert all(a.get_yscale() == "linear" for a in fig.axes)
+    # bits panels, success panels, Theorem 1 and its zoom, the estimators
+    assert len(fig.axes) == 2 + 2 + 2 + 1
+    assert readability_problems(fig) == []
+    assert {"exact I(X; Y)", "p = 0.5", "KSG (95% CI)", "s = 0.01"} <= _legend_texts(fig)
     plt.close(fig)
 
 

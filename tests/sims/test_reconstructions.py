@@ -13,6 +13,7 @@ from pruneleak.sims.cli.sweep import main as sweep_main
 from pruneleak.sims.data.datasets import load_faces, load_patches
 from pruneleak.sims.experiments.demo import DemoConfig
 from pruneleak.sims.plots.reconstructions import plot_reconstruction_grid, shared_original_rows
+from pruneleak.sims.plots.style import readability_problems
 from pruneleak.sims.store.reconstructions import (
     load_reconstructions,
     reconstruction_path,
@@ -63,6 +64,7 @@ def test_grid_draws_originals_on_top_and_one_row_per_setting_with_psnr(channels)
     noisy = np.clip(originals + 0.1 * (_images(3, originals.shape) - 0.5), 0, 1)
     settings = {"SGI p=0": originals, "GI p=0.9": noisy}
     fig = plot_reconstruction_grid(originals, settings, max_images=4)
+    assert readability_problems(fig) == []
     tiles = _tiles(fig)
     assert len(tiles) == (1 + 2) * 4  # 4 of the 5 columns, originals and two settings
     tile_shape = (6, 6) if channels == 1 else (6, 6, 3)
@@ -160,3 +162,54 @@ def test_quick_patches_sweep_keeps_each_jobs_images_and_draws_its_panel(tmp_path
     assert all(d.min() <= 2**-12 for d in nearest)
     assert len({int(d.argmin()) for d in nearest}) == len(originals)
     assert (out / "quick_patches_reconstructions_p.png").is_file()
+
+
+def test_table_keeps_every_setting_with_its_own_originals_and_wraps_at_the_page(tmp_path):
+    """The B panel's settings attacked 1, 2 and 4 images per target: each gets its column
+    group with its own originals (none is dropped for attacking other images), the rows
+    are the schemes, and groups too wide for the page wrap into a block below."""
+    from pruneleak.sims.plots.reconstructions import (
+        job_reconstruction_table,
+        plot_reconstruction_table,
+    )
+    from pruneleak.sims.sweep.grid import SweepConfig
+    from pruneleak.sims.sweep.job import job_key
+
+    config = SweepConfig(
+        name="table",
+        grids=({"panel": "B", "pruning.scheme": ["random", "snip"],
+                "fed.batch_size": [1, 2, 4]},),
+    )  # fmt: skip
+    jobs = config.panels()["B"]
+    kept = {}
+    for i, job in enumerate(jobs):
+        b = job.fed.batch_size
+        originals = _images(b, (2 * b, 1, 8, 8))  # two targets of B images
+        reconstructions = np.clip(originals + 0.05 * _images(100 + i, originals.shape), 0, 1)
+        save_reconstructions(tmp_path, job_key(job), originals, reconstructions)
+        # as stored (float16): the figure shows and scores these
+        kept[(job.pruning.scheme, f"B={b}")] = load_reconstructions(tmp_path, job_key(job))
+    entries = job_reconstruction_table(jobs, tmp_path)
+    assert [(row, column) for row, column, *_ in entries] == list(kept)
+    fig = plot_reconstruction_table(entries, title="panel B")
+    assert readability_problems(fig) == []
+    tiles = {ax.get_gid(): ax for ax in fig.axes}
+    for (scheme, column), (originals, reconstructions) in kept.items():
+        n = len(originals)
+        for k in range(n):
+            np.testing.assert_allclose(
+                tiles[f"original/{column}/{k}"].get_images()[0].get_array(),
+                originals[k, 0],
+            )  # fmt: skip
+            ax = tiles[f"reconstruction/{scheme}/{column}/{k}"]
+            np.testing.assert_allclose(ax.get_images()[0].get_array(), reconstructions[k, 0])
+            mse = float(np.mean((reconstructions[k].astype(np.float64) - originals[k]) ** 2))
+            assert ax.get_xlabel() == f"{10 * math.log10(1 / mse):.1f}"
+        assert f"original/{column}/{n}" not in tiles
+    # B = 4's eight tiles do not fit beside the others: a second block, below the first
+    fig.canvas.draw()
+    top = {g: tiles[f"original/{g}/0"].get_position().y0 for g in ("B=1", "B=2", "B=4")}
+    assert top["B=1"] == top["B=2"] > top["B=4"]
+    labels = {t.get_text() for t in fig.texts}
+    assert {"random", "snip", "original", "B=1", "B=2", "B=4"} <= labels
+    plt.close(fig)

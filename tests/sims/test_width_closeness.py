@@ -327,3 +327,48 @@ def test_config_rejects_bad_values(field, value, match):
 def test_functions_reject_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_figure8_heat_maps_have_colour_bars_and_readable_annotations():
+    """Every heat map of the Figure 8 comparison has its colour bar, every cell its value
+    at 8 pt or more (the table's value, formatted), and the boxes mark the first width
+    below each eps_ap; one map per row at the printed width."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from pruneleak.sims.plots.style import MIN_FONT_PT, readability_problems
+    from pruneleak.sims.plots.width_closeness import (
+        plot_width_closeness,
+        plot_width_closeness_calibrated,
+    )
+
+    config = wc.WidthClosenessConfig(trials=3, widths=wc.PAPER_WIDTHS, device="cpu")
+    result = wc.run_width_closeness(config, progress=False)
+    fig = plot_width_closeness(result)
+    assert readability_problems(fig) == []
+    maps = [ax for ax in fig.axes if ax.get_gid()]
+    assert [ax.get_gid() for ax in maps][:2] == ["paper, Figure 8", maps[1].get_gid()]
+    assert len(maps) == 6 and len(fig.axes) == 12  # six maps, six colour bars
+    columns = [config.widths.index(m) for m in wc.PAPER_WIDTHS]
+    tables = [wc.PAPER_FIG8_ERROR]
+    names = ("fixed", "remark_e3_folded", "remark_e3_gaussian", "theorem_3_2")
+    tables += [result.mean(n)[:, columns] for n in names]
+    tables.append(result.mean("theorem_3_2")[:, columns] / wc.PAPER_FIG8_ERROR)
+    for ax, table in zip(maps, tables, strict=True):
+        mesh = ax.collections[0]
+        assert mesh.colorbar is not None and mesh.colorbar.ax.get_ylabel()
+        texts = list(ax.texts)
+        assert [t.get_text() for t in texts] == [f"{v:.2g}" for v in np.ravel(table)]
+        assert min(t.get_fontsize() for t in texts) >= MIN_FONT_PT
+    # the boxes of the paper's map: the first width below each eps_ap, per sparsity
+    boxes = {(p.get_edgecolor(), p.get_xy()) for p in maps[0].patches}
+    for eps, colour in zip(wc.PAPER_EPS_AP, ("tab:blue", "tab:green"), strict=True):
+        first = wc.first_width_below(wc.PAPER_FIG8_ERROR, wc.PAPER_WIDTHS, eps)
+        want = {(to_rgba(colour), (list(wc.PAPER_WIDTHS).index(m), row))
+                for row, m in enumerate(first) if np.isfinite(m)}  # fmt: skip
+        assert want <= {(tuple(c), tuple(xy)) for c, xy in boxes}
+    plt.close(fig)
+    fig = plot_width_closeness_calibrated(result)
+    assert readability_problems(fig) == []
+    assert len(fig.axes) == 6
+    plt.close(fig)
