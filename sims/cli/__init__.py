@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import re
 import sys
 import traceback
@@ -251,7 +252,15 @@ def main(argv: list[str] | None = None, *, commands: tuple[str, ...] | None = No
         # import torch (seconds) into `bound` and `verify`, which are pure math.
         threads = args.threads if getattr(args, "uses_torch", True) else 0
         with torch_threads(threads or None):
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader gone (``| head``) shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader closed the pipe: not an error of the input. Quiet, with the status of a
+        # process SIGPIPE ended (128 + 13); stdout to /dev/null so that the flush at exit
+        # does not raise again (the Python documentation's recipe, "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         if args.debug:
             raise

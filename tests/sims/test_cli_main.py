@@ -11,6 +11,7 @@ import argparse
 import doctest
 import logging
 import re
+import subprocess
 import sys
 import types
 
@@ -216,3 +217,18 @@ def test_every_option_has_help_and_shows_its_default(parser, monkeypatch):
         convert = action.type or str
         back = [convert(t) for t in typed] if isinstance(typed, list) else convert(typed)
         assert back == action.default, f"{name}: --help shows {shown.group(1)!r}"
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly():
+    """``pruneleak verify --list | head``: the reader gone before the first write is no
+    error of the input. Status 141 (128 + SIGPIPE, as a shell reports a process the
+    signal ended) and nothing on stderr (before: "error: [Errno 32] Broken pipe")."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pruneleak", "verify", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()  # the reader leaves before anything is written
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 141
+    assert stderr.decode() == ""
