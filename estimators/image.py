@@ -464,7 +464,10 @@ def score_reconstruction(
     -------
     dict of ndarrays of shape (B,)
         ``"assignment"`` (reconstruction index matched to each original), ``"nmi"``,
-        ``"nmi_chance"`` (the NMI floor, report it beside ``"nmi"``), ``"psnr"`` (dB) and,
+        ``"nmi_chance"`` (the NMI of the original against uniform noise: a reference, not
+        a floor, since noise fills every level and the plug-in NMI's bias grows with the
+        occupied levels; the floor of a given reconstruction is
+        :func:`estimators.nmi.nmi_permutation_null`'s ``null_mean``), ``"psnr"`` (dB) and,
         when both spatial sides are at least 7, ``"ssim"`` (normalised to [0, 1]).
 
     Examples

@@ -75,7 +75,7 @@ def panel_rows(
         }
         row[metric] = float(np.mean(values)) if values else None
         row[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-        for name in (*BOUND_FIELDS, "nmi_chance", "d_star", "delta_nats"):
+        for name in (*BOUND_FIELDS, "nmi_chance", "nmi_permutation_floor", "d_star", "delta_nats"):
             present = [r[name] for r in group if r.get(name) is not None]
             row[name] = float(np.mean(present)) if present else None
         # the ceiling log2 N of the exact bits: the number of secrets of each target's batch

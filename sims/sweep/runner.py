@@ -69,6 +69,7 @@ from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_choice, check_int
 from pruneleak.estimators.device import resolve_device
 from pruneleak.estimators.image import score_reconstruction
+from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import identify
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from pruneleak.sims.core.runtime import seeded
@@ -261,9 +262,11 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
 
     Record fields: ``job`` (:meth:`AttackJob.as_fields`), ``d`` (model parameters),
     ``n_uploads``, per upload ``rounds``, ``clients``, ``nmi_per_upload``,
-    ``psnr_per_upload``, ``nmi_chance_per_upload``, ``labels_correct_per_upload``; per
+    ``psnr_per_upload``, ``nmi_chance_per_upload``, ``nmi_permutation_floor_per_upload``
+    (:func:`_scores`), ``labels_correct_per_upload``; per
     target ``nmi_per_target`` and ``psnr_per_target`` (best over rounds); means ``nmi``,
-    ``psnr``, ``nmi_chance``, ``nmi_last``, ``psnr_last``; in bits (step 5)
+    ``psnr``, ``nmi_chance``, ``nmi_permutation_floor``, ``nmi_last``, ``psnr_last``; in
+    bits (step 5)
     ``identified_per_upload``, per target ``leakage_secrets_log2`` (``log2 N``),
     ``exact_bits_per_target`` (None where not computed), ``exact_bits_method_per_target``
     (``"exact"``, or ``"assumed_distinct"``: ``log2 N`` for too many batches to group)
@@ -338,16 +341,7 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
         **_defense_fields(job, defense, uploads),
     }
     results = _attack_uploads(job, model, uploads, train.num_classes, device) if uploads else []
-    per_upload = {"nmi": [], "psnr": [], "nmi_chance": [], "labels_correct": []}
-    kept = []
-    for upload, result in zip(uploads, results, strict=True):
-        images, labels = (t.cpu() for t in upload["batch"])
-        scores = score_reconstruction(images, result.images, levels=job.nmi_levels, seed=job.seed)
-        kept.append((images, result.images[scores["assignment"]]))
-        for metric in ("nmi", "psnr", "nmi_chance"):
-            per_upload[metric].append(float(np.mean(scores[metric])))
-        found = result.labels.sort().values
-        per_upload["labels_correct"].append(bool(torch.equal(found, labels.sort().values)))
+    per_upload, kept = _scores(job, uploads, results)
     for metric, values in per_upload.items():
         record[f"{metric}_per_upload"] = values
     for metric in ("nmi", "psnr"):
@@ -362,7 +356,8 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
             if r == job.fed.rounds
         ]
         record[f"{metric}_last"] = _mean_or_none(last)
-    record["nmi_chance"] = _mean_or_none(per_upload["nmi_chance"])
+    for metric in ("nmi_chance", "nmi_permutation_floor"):
+        record[metric] = _mean_or_none(per_upload[metric])
     if reconstructions_dir is not None and kept:
         _keep_reconstructions(reconstructions_dir, job, kept)
     record.update(_leakage_fields(job, model, uploads, results, train, clients))
@@ -383,6 +378,38 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
         )
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def _scores(job: AttackJob, uploads: list[dict], results) -> tuple[dict, list[tuple]]:
+    """Per attacked upload, the mean over its batch of each score of the matched
+    reconstructions (:func:`estimators.image.score_reconstruction`), the mean NMI of each
+    reconstruction with its pixels shuffled (:func:`estimators.nmi.nmi_permutation_null`:
+    the NMI's floor for these two histograms, where ``nmi_chance``, the NMI against
+    uniform noise, is no floor), whether the labels were recovered; and the (batch,
+    matched reconstructions) pairs."""
+    per_upload = {
+        "nmi": [],
+        "psnr": [],
+        "nmi_chance": [],
+        "nmi_permutation_floor": [],
+        "labels_correct": [],
+    }
+    kept = []
+    for upload, result in zip(uploads, results, strict=True):
+        images, labels = (t.cpu() for t in upload["batch"])
+        scores = score_reconstruction(images, result.images, levels=job.nmi_levels, seed=job.seed)
+        matched = result.images[scores["assignment"]]
+        kept.append((images, matched))
+        for metric in ("nmi", "psnr", "nmi_chance"):
+            per_upload[metric].append(float(np.mean(scores[metric])))
+        floors = [
+            nmi_permutation_null(x, y, levels=job.nmi_levels, seed=job.seed).null_mean
+            for x, y in zip(images, matched, strict=True)
+        ]
+        per_upload["nmi_permutation_floor"].append(float(np.mean(floors)))
+        found = result.labels.sort().values
+        per_upload["labels_correct"].append(bool(torch.equal(found, labels.sort().values)))
+    return per_upload, kept
 
 
 def _keep_reconstructions(directory, job: AttackJob, kept: list[tuple]) -> None:

@@ -465,7 +465,11 @@ def test_panel_rows_and_figures_show_the_records(finished):
     }
     assert all(r["n"] == 1 and r["bound_published_bits"] is not None for r in rows)
     (legend,) = plot_panels(config, records, ["p"]).legends
-    assert sorted(t.get_text() for t in legend.get_texts()) == ["NMI chance", "random", "snip"]
+    assert sorted(t.get_text() for t in legend.get_texts()) == [
+        "NMI, pixels shuffled (floor)",
+        "random",
+        "snip",
+    ]
     fig = plot_attack_comparison(config, records, "attacks")
     (ax,) = fig.axes
     by_attack = {line.get_label(): line.get_ydata() for line in ax.get_lines()}

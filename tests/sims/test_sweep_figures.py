@@ -146,3 +146,32 @@ def test_scheme_colours_agree_between_panels_and_consistency(metric):
     assert in_forest and all(in_forest[s] == in_panels[s] for s in in_forest)
     plt.close(panels)
     plt.close(forest)
+
+
+def _floor_line(fig):
+    (ax,) = [a for a in fig.axes if a.get_title() == "panel p"]
+    return {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+
+
+def test_the_nmi_panel_draws_the_permutation_floor_of_the_records():
+    """Records with a permutation floor (0.2 + 0.1 p, the mean over schemes at each p):
+    the dashed reference is that floor, at each p, and no uniform-noise line is drawn."""
+    records = [
+        {**r, "nmi_permutation_floor": 0.2 + 0.1 * r["job"]["pruning.p"]} for r in _records()
+    ]
+    fig = plot_panels(CONFIG, records, ["p"], metric="nmi")
+    lines = _floor_line(fig)
+    assert "nmi_chance" not in lines
+    floor = lines["nmi_permutation_floor"]
+    np.testing.assert_allclose(floor.get_xdata(), [0.3, 0.6, 0.9])
+    np.testing.assert_allclose(floor.get_ydata(), [0.23, 0.26, 0.29])
+    assert "shuffled" in floor.get_label()
+    plt.close(fig)
+
+
+def test_records_without_a_floor_show_the_uniform_noise_reference_named_as_such():
+    fig = plot_panels(CONFIG, _records(), ["p"], metric="nmi")
+    line = _floor_line(fig)["nmi_chance"]
+    np.testing.assert_allclose(line.get_ydata(), [0.6, 0.6, 0.6])
+    assert line.get_label() == "NMI against uniform noise"
+    plt.close(fig)
