@@ -201,6 +201,19 @@ def user_folder(tmp_path):
     return tmp_path, env
 
 
+def _run(argv: list[str], folder: Path, env: dict) -> subprocess.CompletedProcess:
+    """``argv`` in the user's ``folder`` and environment, no input, output captured."""
+    return subprocess.run(
+        argv,
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def _results_store(folder: Path, command: str) -> None:
     """``pruneleak results check|repair FILE`` reads FILE: a one-record store if absent."""
     from pruneleak.sims.store.results import ResultStore
@@ -222,15 +235,7 @@ def test_readme_command_runs_as_written(command, user_folder):
     folder, env = user_folder
     if _name(command) == "pruneleak results":
         _results_store(folder, command)
-    done = subprocess.run(
-        ["bash", "-c", command],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
+    done = _run(["bash", "-c", command], folder, env)
     assert done.returncode == 0, f"{command}\nexit {done.returncode}\n{done.stderr[-4000:]}"
     page = PRINTED_ON.get(_name(command))
     if page is not None:
@@ -245,13 +250,5 @@ def test_readme_command_runs_as_written(command, user_folder):
 @pytest.mark.parametrize("code", SNIPPETS, ids=[f"block{i}" for i in range(len(SNIPPETS))])
 def test_readme_python_block_runs(code, user_folder):
     folder, env = user_folder
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
+    done = _run([sys.executable, "-c", code], folder, env)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-4000:]}"
