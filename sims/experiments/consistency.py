@@ -191,7 +191,8 @@ def consistency_rows(
     """One :class:`ConsistencyRow` per (panel, scheme or ``"all"``, metric).
 
     ``records`` are those of :func:`sims.sweep.runner.run_sweep` for ``config``; jobs of the
-    panels without a record, or without a bound (``d* = 0``), are left out.
+    panels without a record, or without a bound (``d* = 0``), are left out, and so is a
+    panel whose jobs share one x value (it has no trend to compare with the bounds').
     """
     func = "consistency_rows"
     for metric in check_distinct("metrics", metrics, func=func):
@@ -205,6 +206,8 @@ def consistency_rows(
     for panel in panels:
         jobs = [j for j in known[panel] if j.attack == attack]
         axis = panel_axis(jobs)
+        if not axis:
+            continue
         found = [by_key[job_key(j)] for j in jobs if job_key(j) in by_key]
         found = [r for r in found if all(r.get(b) is not None for b in BOUNDS.values())]
         schemes = sorted({r["job"]["pruning.scheme"] for r in found})

@@ -196,3 +196,18 @@ def test_rows_read_directions_right_on_synthetic_records():
 def test_rows_reject_unknown_panels_and_metrics(kwargs, match):
     with pytest.raises(ValueError, match=match):
         consistency_rows(SYNTHETIC, [], **kwargs)
+
+
+def test_a_panel_with_one_x_value_has_no_rows():
+    """A panel whose jobs differ only in their scheme has no axis: no trend to check (it
+    used to end in a KeyError on the empty axis)."""
+    config = SweepConfig(
+        name="flat",
+        grids=(
+            {"panel": "p", "pruning.scheme": ["random", "snip"], "pruning.p": [0.5]},
+            {"panel": "T", "pruning.scheme": ["random"], "fed.rounds": [1, 2]},
+        ),
+    )
+    records = _synthetic(config, lambda job, k: 0.1 * k, lambda j: 1.0, lambda j: 1.0)
+    rows = consistency_rows(config, records, panels=("p", "T"), n_resamples=50)
+    assert rows and {r.panel for r in rows} == {"T"}
