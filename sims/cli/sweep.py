@@ -12,6 +12,7 @@ from pruneleak.sims.cli.options import declare_options
 from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
 from pruneleak.sims.experiments.consistency import consistency_rows, format_table
+from pruneleak.sims.experiments.pruning_rate_trend import format_trend_table, trend_rows
 from pruneleak.sims.plots.defense import (
     defense_figures,
     format_table2,
@@ -26,7 +27,7 @@ from pruneleak.sims.plots.reconstructions import (
 from pruneleak.sims.plots.sweep import plot_consistency, plot_panels
 from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
 from pruneleak.sims.store.results import ResultStore
-from pruneleak.sims.sweep import load_config, packaged_configs, run_sweep
+from pruneleak.sims.sweep import job_key, load_config, packaged_configs, run_sweep
 from pruneleak.sims.sweep.runner import EXECUTORS
 
 STUDY_PANELS = ("p", "B", "d", "T")
@@ -43,8 +44,9 @@ def register(subparsers) -> None:
             "laid out like them), run every job not yet in the results store (one JSON "
             "line per finished job, so a killed sweep resumes), then print the "
             "bound-versus-attack consistency table of the panels p, B, d, T it has "
-            "(leakage as NMI, PSNR, exact bits and Fano bits). A sweep of PriPrune's "
-            "defenses prints Table 2 instead and draws Fig. 4 and 5a-5d. With --executor "
+            "(leakage as NMI, PSNR, exact bits and Fano bits), and for a p panel Fig. 2's "
+            "claim with intervals over the seeds. A sweep of PriPrune's defenses prints "
+            "Table 2 and draws Fig. 4 and 5a-5d. With --executor "
             "ray each job is a Ray task reserving the configuration's [resources] (cpus, "
             "gpus) on this machine or a cluster; this process still writes the store."
         ),
@@ -137,7 +139,7 @@ def run(args) -> int:
     )
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
     panels = [p for p in STUDY_PANELS if p in config.panels()]
-    if len(records) == len(config.jobs()) and panels:
+    if len(records) == len(config.jobs()) and panels and (args.figures or not args.no_table):
         rows = consistency_rows(config, records, panels=panels)
         if not args.no_table:
             print(format_table(rows, schemes=False))
@@ -157,11 +159,16 @@ def run(args) -> int:
                 name = f"{config.name}_reconstructions_{panel}"
                 paths = save_figure(figure, name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
-    if len(records) == len(config.jobs()) and is_defense_sweep(records):
+    if len(records) == len(config.jobs()) and "p" in panels and not args.no_table:
+        print(format_trend_table(trend_rows(config, records)))
+    # Table 2 and the defense figures read the jobs outside the study panels
+    study = {job_key(job) for panel in panels for job in config.panels()[panel]}
+    defended = [r for r in records if r["key"] not in study]
+    if len(records) == len(config.jobs()) and is_defense_sweep(defended):
         if not args.no_table:
-            print(format_table2(table2_rows(records)))
+            print(format_table2(table2_rows(defended)))
         if args.figures:
-            for name, draw in defense_figures(records, config.name):
+            for name, draw in defense_figures(defended, config.name):
                 paths = save_figure(draw(), name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
     return 0

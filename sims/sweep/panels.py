@@ -45,13 +45,30 @@ def x_value(record: Mapping, axis: str) -> float:
     return float(record["job"][axis])
 
 
-def panel_rows(
-    config: SweepConfig, records: Iterable[Mapping], panel: str, *, metric: str = "nmi"
-) -> list[dict]:
-    """One row per (scheme, attack, x) of ``panel``: mean and std of ``metric`` over the
-    seeds' per-target values, the bounds, and the mean ceiling ``log2 N`` of the exact
-    bits (``ceiling_bits``, None without it). Missing records, and per-target values that
-    are None or absent (e.g. exact bits not computed, older stores), are skipped."""
+def seed_target_values(records: Sequence[Mapping], metric: str) -> dict[int, dict[int, float]]:
+    """seed -> {target client: value} of ``metric`` (``"nmi"``, ``"psnr"`` ...: the
+    record's ``<metric>_per_target``, ordered by client id; ``"accuracy"``: one value per
+    run, target 0), the input of :mod:`estimators.replicates`; None values are left out."""
+    out: dict[int, dict[int, float]] = {}
+    for r in records:
+        seed = int(r["job"].get("seed", 0))
+        if metric == "accuracy":
+            values, ids = [r.get("accuracy")], [0]
+        else:
+            values = r.get(f"{metric}_per_target") or []
+            clients = sorted(set(r.get("clients") or []))
+            ids = clients if len(clients) == len(values) else list(range(len(values)))
+        out.setdefault(seed, {}).update(
+            {t: float(v) for t, v in zip(ids, values, strict=True) if v is not None}
+        )
+    return {seed: values for seed, values in out.items() if values}
+
+
+def panel_groups(
+    config: SweepConfig, records: Iterable[Mapping], panel: str
+) -> tuple[str, dict[tuple, list[Mapping]]]:
+    """``panel``'s x-axis and its records by (scheme, attack, x), each group holding the
+    seeds' records of one curve point; jobs without a record are left out."""
     jobs = config.panels()[panel]
     axis = panel_axis(jobs)
     by_key = {r["key"]: r for r in records}
@@ -61,8 +78,19 @@ def panel_rows(
         if record is not None:
             x = x_value(record, axis) if axis else 0.0
             groups.setdefault((job.pruning.scheme, job.attack, x), []).append(record)
+    return axis, dict(sorted(groups.items()))
+
+
+def panel_rows(
+    config: SweepConfig, records: Iterable[Mapping], panel: str, *, metric: str = "nmi"
+) -> list[dict]:
+    """One row per (scheme, attack, x) of ``panel``: mean and std of ``metric`` over the
+    seeds' per-target values, the bounds, and the mean ceiling ``log2 N`` of the exact
+    bits (``ceiling_bits``, None without it). Missing records, and per-target values that
+    are None or absent (e.g. exact bits not computed, older stores), are skipped."""
+    axis, groups = panel_groups(config, records, panel)
     rows = []
-    for (scheme, attack, x), group in sorted(groups.items()):
+    for (scheme, attack, x), group in groups.items():
         values = [v for r in group for v in r.get(f"{metric}_per_target") or [] if v is not None]
         row = {
             "panel": panel,

@@ -4,6 +4,8 @@ and Table 2 on small synthetic records."""
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import numpy as np
 import pytest
@@ -66,9 +68,11 @@ def test_run_job_attacks_the_selected_rounds_and_records_accuracy_per_round():
 # ----------------------------------------------------------------------- synthetic records
 
 
-def record(scheme, defense, attacker, nmi, accuracy, *, pseudo=True, rate=0.3, chance=0.4):
-    """A record as run_job writes it, with the fields the figures read."""
+def record(scheme, defense, attacker, nmi, accuracy, *, pseudo=True, rate=0.3, chance=0.4, seed=0):
+    """A record as run_job writes it, with the fields the figures read (targets: clients
+    3 and 5)."""
     job = {
+        "seed": seed,
         "pruning.scheme": scheme,
         "defense.name": defense,
         "defense.pseudo": pseudo if defense != "none" else True,
@@ -93,6 +97,7 @@ def record(scheme, defense, attacker, nmi, accuracy, *, pseudo=True, rate=0.3, c
         if defense == "none"
         else (adaptive if defense == "priprune" else [rate] * 3),
         "rounds": [2, 2, 3, 3],
+        "clients": [5, 3, 5, 3],
         "nmi_per_upload": [nmi[0], nmi[1], nmi[0] - 0.01, nmi[1] - 0.01],
         "nmi_chance_per_upload": [chance] * 4,
     }
@@ -133,7 +138,46 @@ def test_table2_equals_a_hand_computation(records):
     assert snip["improvement_pct"] == pytest.approx(100 * (0.7 - 0.55) / 0.7)
     assert snip["pp_sd"] == pytest.approx(np.std([0.6, 0.5], ddof=1))
     text = plots.format_table2(plots.table2_rows(records))
-    assert "0.700 ± 0.141" in text and "42.9%" in text and "45.5%" in text and "36.3%" in text
+    assert "0.700 (1 seed)" in text and "42.9 (1 seed)" in text
+    assert "45.5%" in text and "36.3%" in text and "not resolved at this scale" in text
+
+
+def test_table2_intervals_and_paired_test_over_three_seeds_by_hand():
+    """Per seed, base and PriPrune NMI of clients 3 and 5; the improvement is paired by
+    seed: 100 (0.7 - 0.3) / 0.7, 100 (0.6 - 0.3) / 0.6, 100 (0.8 - 0.4) / 0.8."""
+    base = {0: [0.8, 0.6], 1: [0.7, 0.5], 2: [0.9, 0.7]}
+    pp = {0: [0.2, 0.4], 1: [0.3, 0.3], 2: [0.4, 0.4]}
+    accuracy = {0: (0.70, 0.68), 1: (0.70, 0.69), 2: (0.70, 0.70)}
+    records = [
+        r
+        for s in range(3)
+        for r in (
+            record("prunefl", "none", "unaware", base[s], accuracy[s][0], seed=s),
+            record("prunefl", "priprune", "unaware", pp[s], accuracy[s][1], seed=s),
+        )
+    ]
+    # the PriPrune record lists its targets in the other order: pairing is by client id
+    for r in records[1::2]:
+        r["clients"] = [3, 5, 3, 5]
+    (row,) = plots.table2_rows(records)
+    t975 = 0.95 * math.sqrt(2 / (1 - 0.95**2))  # t_{2, 0.975} in closed form
+    seed_means = np.array([0.7, 0.6, 0.8])
+    half = t975 * seed_means.std(ddof=1) / math.sqrt(3)
+    assert row["base_ci"] == pytest.approx((0.7 - half, 0.7 + half))
+    gains = np.array([100 * 0.4 / 0.7, 100 * 0.3 / 0.6, 100 * 0.4 / 0.8])
+    half = t975 * gains.std(ddof=1) / math.sqrt(3)
+    assert row["improvement_pct"] == pytest.approx(gains.mean())
+    assert row["improvement_pct_ci"] == pytest.approx((gains.mean() - half, gains.mean() + half))
+    t = gains.mean() / (gains.std(ddof=1) / math.sqrt(3))
+    assert row["improvement_pct_p"] == pytest.approx(1 - t / math.sqrt(2 + t**2))
+    assert row["accuracy_change"] == pytest.approx(-0.01)
+    # 52.4 [42.1, 62.6] holds "lowers NMI", straddles the paper's 45.5 %
+    assert row["verdicts"] == {
+        "lowers_nmi": "holds",
+        "improvement": "not resolved at this scale",
+        "accuracy": "not resolved at this scale",
+    }
+    assert "3" in plots.format_table2([row]).splitlines()[2].split()[2]
 
 
 def test_nmi_by_round_averages_targets_per_round(records):
@@ -196,3 +240,24 @@ def test_the_sweep_command_prints_table2_and_draws_the_defense_figures(tmp_path,
     assert "Base+PriPrune" in printed and "45.5%" in printed
     for figure in ("fig4", "fig5a", "fig5b", "fig5c", "fig5d"):
         assert (out / f"tiny_defense_{figure}.png").exists(), figure
+
+
+def test_table2_leaves_out_a_study_panels_jobs_and_the_p_panel_gets_its_claim(tmp_path, capsys):
+    """A sweep with a p panel (one round, seed 1) beside the defense grid: Table 2 reads
+    the defense grid's seed-0 runs only, and the p panel prints Fig. 2's claim."""
+    from pruneleak.sims.cli.sweep import main as sweep_main
+
+    path = tmp_path / "tiny_defense.toml"
+    path.write_text(
+        DEFENSE_TOML.replace(
+            '[[grid]]\ndefense.name = "largest"', '[[grid]]\ndefense.name = "none"'
+        )
+        + '[[grid]]\npanel = "p"\npruning.p = [0.3, 0.9]\nfed.rounds = 1\nseed = 1\n'
+    )
+    out = tmp_path / "out"
+    assert sweep_main([str(path), "--out", str(out), "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out
+    assert "6 of 6 jobs recorded" in printed
+    assert "Fig. 2's claim" in printed and "not resolved at this scale" in printed
+    (random_row,) = [line for line in printed.splitlines() if line.startswith("Random   unaware")]
+    assert random_row.split()[2] == "1"  # one seed: the p panel's seed-1 runs are not a Base arm
