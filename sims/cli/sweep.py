@@ -24,7 +24,7 @@ from pruneleak.sims.plots.reconstructions import (
     job_reconstruction_table,
     plot_reconstruction_table,
 )
-from pruneleak.sims.plots.sweep import plot_consistency, plot_panels
+from pruneleak.sims.plots.sweep import plot_consistency, plot_panels, plot_trend
 from pruneleak.sims.store.reconstructions import RECONSTRUCTIONS_DIR
 from pruneleak.sims.store.results import ResultStore
 from pruneleak.sims.sweep import job_key, load_config, packaged_configs, run_sweep
@@ -159,8 +159,15 @@ def run(args) -> int:
                 name = f"{config.name}_reconstructions_{panel}"
                 paths = save_figure(figure, name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
-    if len(records) == len(config.jobs()) and "p" in panels and not args.no_table:
-        print(format_trend_table(trend_rows(config, records)))
+    if len(records) == len(config.jobs()) and "p" in panels:
+        trend = trend_rows(config, records)
+        if not args.no_table:
+            print(format_trend_table(trend))
+        if args.figures:
+            paths = save_figure(
+                plot_trend(trend), f"{config.name}_fig2_intervals", directory=args.out
+            )
+            print("Figure: " + ", ".join(str(p) for p in paths))
     # Table 2 and the defense figures read the jobs outside the study panels
     study = {job_key(job) for panel in panels for job in config.panels()[panel]}
     defended = [r for r in records if r["key"] not in study]

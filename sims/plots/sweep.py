@@ -312,3 +312,74 @@ def plot_consistency(rows: Sequence[ConsistencyRow], *, metric: str = "nmi"):
     ]
     fig.legend(handles=legend, loc="outside right upper", frameon=False)
     return fig
+
+
+def plot_trend(rows: Sequence[Mapping], *, attack: str = "sgi"):
+    """Fig. 2's p panel with intervals (:func:`sims.experiments.pruning_rate_trend.
+    trend_rows`): one subplot per metric, its mean against the pruning rate, one line per
+    scheme, error bars the 95 % interval over the seeds' means (none with one seed). Each
+    title counts the schemes whose verdict on "a higher rate lowers it" is ``holds``; a
+    scheme whose verdict is not ``holds`` is drawn with hollow markers. The y axis starts
+    at 0 (NMI: 0 to 1); lines have gid ``"<metric>/<scheme>"``."""
+    import matplotlib.pyplot as plt
+
+    use_style()
+    rows = [r for r in rows if r["attack"] == attack]
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    fig = plt.figure(figsize=(TEXT_WIDTH, 3.4), layout="constrained")
+    axes = fig.subplots(1, max(1, len(metrics)), squeeze=False).ravel()
+    schemes = [s for s in available_schemes() if any(r["scheme"] == s for r in rows)]
+    palette = scheme_colours(available_schemes())
+    for ax, metric in zip(axes, metrics, strict=False):
+        mine = {r["scheme"]: r for r in rows if r["metric"] == metric}
+        for index, scheme in enumerate(s for s in schemes if s in mine):
+            points = mine[scheme]["points"]
+            container = ax.errorbar(
+                [p["x"] for p in points],
+                [p["mean"] for p in points],
+                yerr=[
+                    [p["mean"] - p["ci"][0] if p["ci"] else 0.0 for p in points],
+                    [p["ci"][1] - p["mean"] if p["ci"] else 0.0 for p in points],
+                ],
+                marker="o",
+                markersize=4,
+                markerfacecolor=palette[scheme] if mine[scheme]["verdict"] == "holds" else "white",
+                capsize=2,
+                color=palette[scheme],
+                label=scheme,
+            )
+            container.lines[0].set_gid(f"{metric}/{scheme}")
+            for artist in (container.lines[0], *container.lines[1], *container.lines[2]):
+                dodge(ax, artist, index, len(mine), step_points=3.0)
+        tops = [p["ci"][1] if p["ci"] else p["mean"] for r in mine.values() for p in r["points"]]
+        if metric in METRIC_LIMITS:
+            ax.set_ylim(*METRIC_LIMITS[metric])
+        elif tops:
+            ax.set_ylim(0, max(1.0, 1.15 * max(tops)))
+        ticks = sorted({p["x"] for r in mine.values() for p in r["points"]})
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        held = sum(r["verdict"] == "holds" for r in mine.values())
+        ax.set(
+            xlabel=AXIS_LABELS["pruning.p"],
+            ylabel=_metric_label(metric),
+            title=f"falls with p: {held} of {len(mine)}",
+        )
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="outside lower center",
+        ncols=min(6, max(1, len(handles))),
+        frameon=False,
+    )
+    fig.suptitle(
+        wrap(
+            f"{attack.upper()}: mean and 95 % interval over seeds (hollow: the fall with p "
+            "is not resolved)",
+            90,
+        )
+    )
+    return fig

@@ -81,3 +81,33 @@ def test_one_seed_is_not_resolved_and_missing_metrics_are_left_out():
     nmi = next(r for r in rows if r["metric"] == "nmi")
     assert nmi["change"] == pytest.approx(-0.6) and nmi["change_ci"] is None
     assert nmi["verdict"] == "not resolved at this scale"
+
+
+def test_trend_figure_draws_each_interval_and_marks_the_verdict():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pruneleak.sims.plots.style import readability_problems
+    from pruneleak.sims.plots.sweep import plot_trend
+
+    records = _records(
+        nmi=lambda j, c: 1 - j.pruning.p + 0.1 * j.seed + 0.01 * c,
+        psnr=lambda j, c: 10.0,
+        bits=lambda j, c: 7.5,
+    )
+    rows = trend_rows(CONFIG, records)
+    fig = plot_trend(rows)
+    assert len(fig.axes) == 3
+    ax = fig.axes[0]
+    (line,) = [x for x in ax.lines if x.get_gid() == "nmi/random"]
+    assert list(line.get_ydata()) == pytest.approx([0.81, 0.51, 0.21])
+    segments = [c for c in ax.collections if len(c.get_segments()) == 3]
+    half = T2_975 * 0.1 / math.sqrt(3)
+    ends = sorted(seg[1][1] - seg[0][1] for c in segments for seg in c.get_segments())
+    assert ends[0] == pytest.approx(2 * half)  # each bar spans the interval
+    assert ax.get_title() == "falls with p: 2 of 2"
+    assert fig.axes[2].get_title() == "falls with p: 0 of 2"  # the bits do not fall
+    assert line.get_markerfacecolor() != "white"
+    (flat,) = [x for x in fig.axes[2].lines if x.get_gid() == "exact_bits/random"]
+    assert flat.get_markerfacecolor() == "white"
+    assert not readability_problems(fig)
