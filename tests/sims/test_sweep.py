@@ -504,8 +504,11 @@ def test_cli_takes_a_toml_writes_under_out_and_reports(finished, tmp_path, monke
         "panels_consistency_fano_bits.pdf",
         "panels_panels_fano_bits.png",
         "panels_panels_fano_bits.pdf",
+        # the p panel: Fig. 2's claim with intervals over the seeds
+        "panels_fig2_intervals.png",
+        "panels_fig2_intervals.pdf",
     }
-    assert "fano_bits" in printed
+    assert "fano_bits" in printed and "Fig. 2's claim" in printed
 
 
 def test_cli_default_out_is_under_the_current_directory(tmp_path, monkeypatch, capsys):
