@@ -20,7 +20,7 @@ import sympy as sp
 from scipy import integrate, special, stats
 
 from pruneleak.bounds import accounting
-from pruneleak.bounds.claims.checks import GridCheck, Param, SymbolicCheck
+from pruneleak.bounds.claims.checks import GridCheck, MonteCarloCheck, Param, SymbolicCheck
 from pruneleak.bounds.claims.claim import Claim
 
 
@@ -718,3 +718,141 @@ CLAIMS += (
     TABLE3_COMM,
     EQ18_VARIANCE,
 )
+
+
+# --- Winning-ticket pruning as printed (eq. 9, 11, 12, 15) and eq. (23)'s epsilon_val -----
+
+# eq. (9) keeps w iff |w| > Pr |w_max|: a threshold relative to the largest weight, whereas
+# Algorithm 1, line 5 and eq. (11) ('which results in p = 1 - Pr') read Pr as the fraction
+# of weights pruned. Weights: i.i.d. N(0, 1), the usual initialisation shape.
+
+
+def _eq9_pruned_fraction(rng, draws, Pr, size):
+    """Fraction of ``size`` N(0, 1) weights that eq. (9) prunes (|w| <= Pr |w_max|)."""
+    w = np.abs(rng.standard_normal((draws, size)))
+    return np.mean(w <= Pr * w.max(axis=1, keepdims=True), axis=1)
+
+
+EQ9_FRACTION = Claim(
+    id="fedltp.eq9_pruned_fraction",
+    paper="fedltp",
+    location="eq. (9) with Algorithm 1, line 5 and eq. (11) ('p = 1 - Pr')",
+    statement=(
+        "The mask of eq. (9), M(w) = 1 if |w| > Pr |w_max| and 0 otherwise, prunes Pr% of "
+        "the parameters, so the retention rate is p = 1 - Pr."
+    ),
+    checks=(
+        MonteCarloCheck(
+            sampler=_eq9_pruned_fraction,
+            claimed=lambda Pr, size: Pr,
+            points=tuple({"Pr": pr, "size": n} for pr in (0.2, 0.5, 0.8) for n in (1000, 100_000)),
+            relation="==",
+            statistic="mean",
+            samples=40,
+            true_label="fraction pruned by eq. (9), i.i.d. N(0, 1) weights",
+            claimed_label="Pr",
+        ),
+    ),
+    notes=(
+        "With a threshold relative to the largest magnitude the pruned fraction depends on "
+        "the weights' distribution and on their number (|w_max| grows like sqrt(2 log n))."
+    ),
+    corrected=(
+        "To prune a fraction Pr, threshold at the Pr-quantile of |w| (magnitude pruning as in "
+        "Frankle and Carbin); eq. (9) prunes erf(Pr |w_max|/sqrt 2) of Gaussian weights, "
+        "e.g. about 0.63 at Pr = 0.2 for 10^5 weights."
+    ),
+)
+
+_EQ12_WEIGHTS = np.random.default_rng(20240912).standard_normal(100_000)
+
+
+def _eq9_mask(theta, degree):
+    return np.abs(theta) > degree * np.abs(theta).max()
+
+
+@_vectorize
+def _eq12_retention(P2, i):
+    """Fraction of theta_0's nonzero weights left after i applications of eq. (12)."""
+    theta = _EQ12_WEIGHTS.copy()
+    for _ in range(int(i)):
+        theta = theta * _eq9_mask(theta, P2)
+    return np.count_nonzero(theta) / theta.size
+
+
+EQ12_ITERATED = Claim(
+    id="fedltp.eq12_iterated",
+    paper="fedltp",
+    location="eq. (12) with eq. (15) (gamma^i = (1 - P_2^fip)^i) and eq. (14)",
+    statement=(
+        "Applying the weight-based pruning of eq. (9) with degree P_2 repeatedly, "
+        "theta_i = theta_{i-1} (.) M(theta_{i-1}) (eq. 12), keeps the fraction gamma^i = "
+        "(1 - P_2)^i of the weights (eq. 15), so that different clients get different masks "
+        "(eq. 14)."
+    ),
+    checks=(
+        GridCheck(
+            true=_eq12_retention,
+            claimed=lambda P2, i: (1 - P2) ** i,
+            params=(
+                Param("P2", 0.05, 0.5, points=10, label="P_2^fip"),
+                Param("i", 1, 6, integer=True, points=6, label="client index i"),
+            ),
+            relation="==",
+            true_label="retained fraction after i applications of eq. (9), 10^5 N(0,1) weights",
+            claimed_label="(1 - P_2)^i",
+            refine=False,
+        ),
+    ),
+    notes=(
+        "Eq. (9)'s threshold is relative to |w_max|, which pruning never removes: a second "
+        "application prunes nothing, so all clients i >= 1 get the same mask."
+    ),
+    corrected=(
+        "Eq. (12) with eq. (9) is idempotent: the retained fraction is erf-determined after "
+        "the first step and constant afterwards. gamma^i = (1 - P_2)^i needs pruning of a "
+        "fraction P_2 of the remaining weights (a quantile threshold) at each step."
+    ),
+)
+
+
+def _laplace_score_loss(phi, lam, delta1):
+    """Largest privacy loss of S + Lap(Delta_1 lambda_val) (eq. 17) for neighbours whose
+    scores differ by phi Delta_1, over a grid of outputs (scipy log-densities)."""
+    scale = delta1 * lam
+    y = np.linspace(-3 * scale, phi * delta1 + 3 * scale, 401)
+    loss = stats.laplace.logpdf(y, scale=scale) - stats.laplace.logpdf(y, phi * delta1, scale)
+    return float(np.abs(loss).max())
+
+
+EQ23_EPS_VAL = Claim(
+    id="fedltp.eq23.epsilon_val",
+    paper="fedltp",
+    location="Theorem 1 proof, eq. (23), second equality, with eq. (17)",
+    statement=(
+        "The validation scores of eq. (17), S + Lap(Delta_1(s_val) lambda_val), are "
+        "epsilon_val-DP with epsilon_val = 1/lambda_val, whatever the unit of the score "
+        "(Delta_1)."
+    ),
+    checks=(
+        GridCheck(
+            true=_vectorize(_laplace_score_loss),
+            claimed=lambda phi, lam, delta1: 1 / lam + 0 * (phi + delta1),
+            params=(
+                Param("phi", 0.05, 1.0, points=5, label="|S(D) - S(D')| / Delta_1"),
+                Param("lam", 0.05, 50.0, scale="log", points=7, label="lambda_val"),
+                Param("delta1", 1e-4, 1.0, scale="log", points=5, label="Delta_1 (unit)"),
+            ),
+            relation="<=",
+            true_label="max_y |log p(y | S) / p(y | S')| (scipy)",
+            claimed_label="1/lambda_val",
+            refine=False,
+        ),
+    ),
+    notes=(
+        "Delta_1 = 1 counts correct predictions; a score in [0, 1] (accuracy) has Delta_1 = "
+        "1/n and the scale Delta_1 lambda_val follows it, so epsilon_val does not change."
+    ),
+)
+
+CLAIMS += (EQ9_FRACTION, EQ12_ITERATED, EQ23_EPS_VAL)

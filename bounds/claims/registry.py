@@ -1,17 +1,24 @@
 """The registry of every checkable claim, selection by paper or id, and the run loop.
 
-Order: PriPrune, Huang et al., Fed-LTP, H-MINE (``bounds.claims.priprune`` and
-``.priprune_statements``, ``.huang``, ``.fedltp``, ``.mine``). ``run_claims`` runs a
-selection with the claims' own seeds (``bounds.claims.claim.claim_seed``), so a claim gives
-the same numbers alone or in a full run; ``thorough=True`` multiplies every Monte Carlo
-sample size by ``THOROUGH_EFFORT``.
+Order: PriPrune, Huang et al., Fed-LTP, H-MINE (``bounds.claims.priprune``,
+``.priprune_steps`` and ``.priprune_statements``, ``.huang``, ``.fedltp``, ``.mine``).
+``run_claims`` runs a selection with the claims' own seeds
+(``bounds.claims.claim.claim_seed``), so a claim gives the same numbers alone or in a full
+run; ``thorough=True`` multiplies every Monte Carlo sample size by ``THOROUGH_EFFORT``.
 """
 
 from __future__ import annotations
 
 import logging
 
-from pruneleak.bounds.claims import fedltp, huang, mine, priprune, priprune_statements
+from pruneleak.bounds.claims import (
+    fedltp,
+    huang,
+    mine,
+    priprune,
+    priprune_statements,
+    priprune_steps,
+)
 from pruneleak.bounds.claims.claim import PAPERS, Claim, ClaimResult, run_claim
 from pruneleak.bounds.progress import progress as show_progress
 from pruneleak.bounds.validation import check_bool, check_int
@@ -19,7 +26,14 @@ from pruneleak.bounds.validation import check_bool, check_int
 logger = logging.getLogger(__name__)
 
 THOROUGH_EFFORT = 10.0
-_CLAIMS = priprune.CLAIMS + priprune_statements.CLAIMS + huang.CLAIMS + fedltp.CLAIMS + mine.CLAIMS
+_CLAIMS = (
+    priprune.CLAIMS
+    + priprune_steps.CLAIMS
+    + priprune_statements.CLAIMS
+    + huang.CLAIMS
+    + fedltp.CLAIMS
+    + mine.CLAIMS
+)
 _BY_ID = {c.id: c for c in _CLAIMS}
 if len(_BY_ID) != len(_CLAIMS):
     raise RuntimeError("claim ids must be unique")

@@ -113,11 +113,14 @@ def render_markdown(
     mode: str = "quick",
     seconds: float | None = None,
     findings=(),
+    coverage: str = "",
 ) -> str:
     """The Markdown report: verdict counts; per paper a table of every claim (location,
     statement, verdict, counterexample or domain, corrected form, the command that
     re-runs it); the ``findings`` about peer libraries (``bounds.claims.findings``);
-    then one section per claim with every check's evidence."""
+    the ``coverage`` map (Markdown of ``bounds.claims.coverage.render_coverage_markdown``
+    with ``heading="##"``, when given); then one section per claim with every check's
+    evidence."""
     counts = verdict_counts(results)
     timing = f", wall time {seconds:.1f} s" if seconds is not None else ""
     lines = [
@@ -158,6 +161,8 @@ def render_markdown(
                 f"- **{finding.library}** ({finding.where}): {finding.statement} "
                 f"Evidence: `{finding.evidence}`."
             )
+    if coverage:
+        lines += ["", coverage.rstrip("\n")]
     lines += ["", "## Evidence, claim by claim"]
     for r in results:
         c = r.claim

@@ -13,7 +13,7 @@ SUMMARIES = {
     "train": "train a pruned FL model and record its per-round test accuracy",
     "sweep": "run or resume an attack-study sweep from a TOML grid",
     "fedltp": "Fed-LTP or a baseline (DP-Fed, Fed-SPA) trained to a privacy budget",
-    "verify": "check every theorem constant and proof step of the source papers",
+    "verify": "check every checkable statement and proof step of the source papers",
     "figures": "execute the notebooks of a checkout and write their figures under --out",
     "leakage": "exact I(X; Y) of a pruned update beside its bounds and attacks, in bits",
     "results": "check or repair a results file (JSON lines, one record per job)",

@@ -5,15 +5,17 @@ inconclusive) with its evidence. Options select a paper (``--paper priprune|huan
 hmine``) or claims (``--claim ID``, repeatable), the output format (``table``, ``json``:
 a JSON list with keys id, paper, location, statement, verdict, evidence; ``markdown``)
 and the Monte Carlo size (quick by default, ``--thorough`` multiplies the samples).
-The Markdown and JSON reports are written to ``verification_report.md`` and
-``verification_report.json`` under ``--out`` (default ``pruneleak-out/verify``; the
-committed report in ``paper_figs/`` is refreshed by ``make figures``); a closing note with
-the verdict counts goes to stdout (stderr with ``--format json``, so that stdout stays
-JSON).
+The Markdown and JSON reports are written to ``verification_report.md`` (with the coverage
+map of ``bounds.claims.coverage``: every numbered statement of the papers and the claims
+that check it, or why none does), ``verification_report.json`` and ``coverage.json`` under
+``--out`` (default ``pruneleak-out/verify``; the committed report in ``paper_figs/`` is
+refreshed by ``make figures``); a closing note with the verdict counts and the rows checked
+per paper goes to stdout (stderr with ``--format json``, so that stdout stays JSON).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -23,6 +25,7 @@ from pruneleak.sims.cli.summaries import SUMMARIES
 from pruneleak.sims.core.outputs import output_dir
 
 REPORT_NAME = "verification_report"
+COVERAGE_NAME = "coverage"
 
 
 def register(subparsers) -> None:
@@ -64,6 +67,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from pruneleak.bounds import claims
+    from pruneleak.bounds.claims import coverage
 
     selected = claims.select_claims(paper=args.paper, claim_ids=args.claim)
     if args.list:
@@ -75,11 +79,18 @@ def run(args) -> int:
     results = claims.run_claims(selected, seed=args.seed, thorough=args.thorough, progress=None)
     seconds = time.perf_counter() - start
     markdown = claims.render_markdown(
-        results, seed=args.seed, mode=mode, seconds=seconds, findings=claims.FINDINGS
+        results,
+        seed=args.seed,
+        mode=mode,
+        seconds=seconds,
+        findings=claims.FINDINGS,
+        coverage=coverage.render_coverage_markdown(heading="##"),
     )
     directory = output_dir(args.out)
     (directory / f"{REPORT_NAME}.md").write_text(markdown)
     (directory / f"{REPORT_NAME}.json").write_text(claims.render_json(results) + "\n")
+    records = coverage.coverage_records()
+    (directory / f"{COVERAGE_NAME}.json").write_text(json.dumps(records, indent=2) + "\n")
     output = {
         "table": lambda: claims.render_table(results),
         "json": lambda: claims.render_json(results),
@@ -87,8 +98,8 @@ def run(args) -> int:
     }[args.format]()
     print(output)
     note = (
-        f"{claims.closing_note(results, seconds)}; reports in "
-        f"{directory / REPORT_NAME}.md and .json"
+        f"{claims.closing_note(results, seconds)}; {coverage.coverage_note()}; reports in "
+        f"{directory / REPORT_NAME}.md and .json, {directory / COVERAGE_NAME}.json"
     )
     print(note, file=sys.stderr if args.format == "json" else sys.stdout)
     return 0

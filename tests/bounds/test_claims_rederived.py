@@ -14,10 +14,17 @@ from test_claims_independent import INDEPENDENT
 from test_claims_independent_fedltp import INDEPENDENT_FEDLTP
 from test_claims_independent_huang import INDEPENDENT_HUANG
 from test_claims_independent_priprune import INDEPENDENT as INDEPENDENT_PRIPRUNE
+from test_claims_independent_steps import INDEPENDENT_STEPS
 
 from pruneleak.bounds import claims
 
-GROUPS = (INDEPENDENT, INDEPENDENT_FEDLTP, INDEPENDENT_HUANG, INDEPENDENT_PRIPRUNE)
+GROUPS = (
+    INDEPENDENT,
+    INDEPENDENT_FEDLTP,
+    INDEPENDENT_HUANG,
+    INDEPENDENT_PRIPRUNE,
+    INDEPENDENT_STEPS,
+)
 DERIVED = {claim_id: derive for group in GROUPS for claim_id, derive in group.items()}
 
 

@@ -47,6 +47,7 @@ def test_json_output_one_object_per_claim(capsys, tmp_path):
     assert failing and all(r["counterexample"]["text"] and r["corrected"] for r in failing)
     assert f"verified {len(records)} claims" in out.err
     assert files_under(tmp_path) == {
+        "reports/coverage.json",
         "reports/verification_report.json",
         "reports/verification_report.md",
     }
@@ -55,11 +56,16 @@ def test_json_output_one_object_per_claim(capsys, tmp_path):
     report = (tmp_path / "reports/verification_report.md").read_text()
     assert "# pruneleak verification report" in report
     assert "## Findings about peer libraries" in report
+    assert "## Coverage map of the papers' statements" in report  # every row, rendered
+    rows = json.loads((tmp_path / "reports/coverage.json").read_text())
+    assert {r["label"] for r in rows} >= {"Lemma C.3", "Theorem E.1", "eq. (9)"}
+    assert "coverage map: rows checked per paper" in out.err
 
 
 def test_reports_go_to_pruneleak_out_by_default(capsys, tmp_path):
     assert main(["verify", "--claim", "huang.A5"]) == 0
     assert files_under(tmp_path) == {
+        "pruneleak-out/verify/coverage.json",
         "pruneleak-out/verify/verification_report.json",
         "pruneleak-out/verify/verification_report.md",
     }

@@ -13,10 +13,11 @@ Monte Carlo tail bounds ("with probability at most delta") are checked at failur
 probabilities a simulation can resolve (delta >= 0.01); the thresholds of Appendix B are
 so loose that no exceedance is ever observed, and each point reports the Wilson interval.
 
-Modules: :mod:`.main_text` (Sections 4.1 and 4.4, Figure 8) and one per appendix,
-:mod:`.appendix_a` to :mod:`.appendix_e`, each with its own ``CLAIMS``, and :mod:`.common`
-for the samplers and symbols they share. ``CLAIMS`` here concatenates them in the paper's
-order, the order of the report.
+Modules: :mod:`.main_text` (Sections 4.1 and 4.4, Figure 8), one per appendix,
+:mod:`.appendix_a` to :mod:`.appendix_e`, each with its own ``CLAIMS``, :mod:`.tools` (the
+probability and privacy tools the appendices state: Lemmas A.1-A.3, A.7, Theorems C.1,
+E.6, E.7), and :mod:`.common` for the samplers and symbols they share. ``CLAIMS`` here
+concatenates them in the paper's order, the order of the report.
 """
 
 # The claims of each appendix; the four private helpers re-exported as themselves
@@ -28,6 +29,7 @@ from pruneleak.bounds.claims.huang import (
     appendix_d,
     appendix_e,
     main_text,
+    tools,
 )
 from pruneleak.bounds.claims.huang.appendix_a import A4, A5, A6
 from pruneleak.bounds.claims.huang.appendix_b import _B5_C_ROOT as _B5_C_ROOT
@@ -66,11 +68,14 @@ from pruneleak.bounds.claims.huang.main_text import BUDGET, FIGURE8, GRADUAL_PRU
 
 CLAIMS = (
     main_text.CLAIMS
+    + tools.CLAIMS_A
     + appendix_a.CLAIMS
     + appendix_b.CLAIMS
+    + tools.CLAIMS_C
     + appendix_c.CLAIMS
     + appendix_d.CLAIMS
     + appendix_e.CLAIMS
+    + tools.CLAIMS_E
 )
 
 __all__ = [
