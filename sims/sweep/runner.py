@@ -73,7 +73,7 @@ from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import identify
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from pruneleak.sims.core.runtime import seeded
-from pruneleak.sims.data.datasets import load_train_test
+from pruneleak.sims.data.datasets import file_datasets, load_train_test
 from pruneleak.sims.data.partition import split_clients
 from pruneleak.sims.defenses.client import withheld_fraction
 from pruneleak.sims.fl.server import run_federated
@@ -476,6 +476,7 @@ def run_sweep(
         )
     done = store.done()
     todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
+    check_data_dirs(config.name, todo)
     run = functools.partial(run_job, reconstructions_dir=reconstructions_dir)
     if executor == "ray":
         from pruneleak.sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
@@ -492,6 +493,19 @@ def run_sweep(
             bar.set_postfix_str(f"{job.pruning.scheme} p={job.pruning.p:g}", refresh=False)
             append_record(store, config.name, job, run(job), panels=panels[job])
     return sweep_records(config, store)
+
+
+def check_data_dirs(sweep: str, jobs: Sequence[AttackJob]) -> None:
+    """ValueError, in one line, when one of ``jobs`` reads its data set from files
+    (:func:`sims.data.datasets.file_datasets`) and has no ``data_dir``: raised before any
+    job runs rather than by the first job's loader."""
+    missing = sorted({job.dataset for job in jobs if job.data_dir is None} & set(file_datasets()))
+    if missing:
+        raise ValueError(
+            f"The sweep {sweep!r} reads {', '.join(map(repr, missing))} from files: pass "
+            f"their folder as data_dir (pruneleak sweep --data-dir DIR, or "
+            f"$PRUNELEAK_DATA_DIR). Got data_dir=None instead."
+        )
 
 
 def append_record(
