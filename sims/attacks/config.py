@@ -190,8 +190,9 @@ class AttackResult:
         images: reconstructed batch ``(B, C, H, W)``, float32 on CPU, clamped to [0, 1],
             in the attack's own (arbitrary) order.
         labels: int64 ``(B,)`` on CPU: the labels used or found.
-        loss: matching loss (TV term excluded) at the returned images: the lowest the
-            returned restart evaluated, a float.
+        loss: matching loss (TV term excluded) at the returned images before their
+            clamp to [0, 1] (unboxed L-BFGS can leave the box; a boxed attack stays in
+            it): the lowest the returned restart evaluated, a float.
         iterations: optimiser iterations that restart ran.
     """
 

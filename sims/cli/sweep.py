@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -66,7 +67,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
-        help="override the jobs' folder of data files (default: the configuration's)",
+        help="override the jobs' folder of data files (default: $PRUNELEAK_DATA_DIR, else "
+        "the configuration's)",
     )
     parser.add_argument(
         "--max-jobs",
@@ -125,7 +127,8 @@ def _figures(config, records, panels, rows):
 
 def run(args) -> int:
     config = load_config(args.config)
-    overrides = {"device": args.device, "data_dir": args.data_dir}
+    data_dir = args.data_dir or os.environ.get("PRUNELEAK_DATA_DIR") or None
+    overrides = {"device": args.device, "data_dir": data_dir}
     config = config.with_base(**{k: v for k, v in overrides.items() if v is not None})
     results = args.results or output_dir(args.out) / f"{config.name}.jsonl"
     reconstructions = output_dir(args.out) / RECONSTRUCTIONS_DIR

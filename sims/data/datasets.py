@@ -344,6 +344,11 @@ _TEST_LOADERS: dict[str, Callable[[str | os.PathLike | None], ImageDataset]] = {
 }
 
 
+def file_datasets() -> tuple[str, ...]:
+    """Names of :func:`available_datasets` read from files (they need a ``data_dir``)."""
+    return tuple(_FILE_LOADERS)
+
+
 def available_datasets() -> tuple[str, ...]:
     """Names accepted by :func:`load_dataset`."""
     return tuple(_LOADERS)

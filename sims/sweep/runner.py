@@ -73,7 +73,7 @@ from pruneleak.estimators.nmi import nmi_permutation_null
 from pruneleak.sims.attacks import identify
 from pruneleak.sims.attacks.defense_aware import DefenseAwareObserver, defense_aware_attack
 from pruneleak.sims.core.runtime import seeded
-from pruneleak.sims.data.datasets import load_train_test
+from pruneleak.sims.data.datasets import file_datasets, load_train_test
 from pruneleak.sims.data.partition import split_clients
 from pruneleak.sims.defenses.client import withheld_fraction
 from pruneleak.sims.fl.server import run_federated
@@ -265,8 +265,10 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
     ``psnr_per_upload``, ``nmi_chance_per_upload``, ``nmi_permutation_floor_per_upload``
     (:func:`_scores`), ``labels_correct_per_upload``; per
     target ``nmi_per_target`` and ``psnr_per_target`` (best over rounds); means ``nmi``,
-    ``psnr``, ``nmi_chance``, ``nmi_permutation_floor``, ``nmi_last``, ``psnr_last``; in
-    bits (step 5)
+    ``psnr``, ``nmi_chance``, ``nmi_permutation_floor``, ``nmi_last``, ``psnr_last``; the
+    attack's final objective (the journal's "attack loss", :func:`_attack_loss_fields`)
+    ``attack_loss_per_upload``, per target ``attack_loss_per_target`` (mean over its
+    attacked uploads) and their mean ``attack_loss``; in bits (step 5)
     ``identified_per_upload``, per target ``leakage_secrets_log2`` (``log2 N``),
     ``exact_bits_per_target`` (None where not computed), ``exact_bits_method_per_target``
     (``"exact"``, or ``"assumed_distinct"``: ``log2 N`` for too many batches to group)
@@ -358,6 +360,7 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
         record[f"{metric}_last"] = _mean_or_none(last)
     for metric in ("nmi_chance", "nmi_permutation_floor"):
         record[metric] = _mean_or_none(per_upload[metric])
+    record.update(_attack_loss_fields(record["clients"], results))
     if reconstructions_dir is not None and kept:
         _keep_reconstructions(reconstructions_dir, job, kept)
     record.update(_leakage_fields(job, model, uploads, results, train, clients))
@@ -378,6 +381,24 @@ def run_job(job: AttackJob, *, reconstructions_dir=None) -> dict:
         )
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def _attack_loss_fields(clients: list[int], results) -> dict:
+    """The attack's final objective per attacked upload (``AttackResult.loss``: the
+    matching loss of ``inversion.loss`` at the returned reconstruction before its clamp
+    to [0, 1], TV excluded; the
+    journal's "attack loss", Appendix D.1, Fig. A4 and A5), its mean per target (targets
+    in increasing order, as ``nmi_per_target``) and the mean of those."""
+    per_upload = [float(result.loss) for result in results]
+    by_target: dict[int, list[float]] = {}
+    for client, loss in zip(clients, per_upload, strict=True):
+        by_target.setdefault(client, []).append(loss)
+    per_target = [float(np.mean(by_target[c])) for c in sorted(by_target)]
+    return {
+        "attack_loss_per_upload": per_upload,
+        "attack_loss_per_target": per_target,
+        "attack_loss": _mean_or_none(per_target),
+    }
 
 
 def _scores(job: AttackJob, uploads: list[dict], results) -> tuple[dict, list[tuple]]:
@@ -455,6 +476,7 @@ def run_sweep(
         )
     done = store.done()
     todo = [job for job in config.jobs() if job_key(job) not in done][:max_jobs]
+    check_data_dirs(config.name, todo)
     run = functools.partial(run_job, reconstructions_dir=reconstructions_dir)
     if executor == "ray":
         from pruneleak.sims.sweep.ray_executor import run_on_ray  # imports ray, an optional extra
@@ -471,6 +493,19 @@ def run_sweep(
             bar.set_postfix_str(f"{job.pruning.scheme} p={job.pruning.p:g}", refresh=False)
             append_record(store, config.name, job, run(job), panels=panels[job])
     return sweep_records(config, store)
+
+
+def check_data_dirs(sweep: str, jobs: Sequence[AttackJob]) -> None:
+    """ValueError, in one line, when one of ``jobs`` reads its data set from files
+    (:func:`sims.data.datasets.file_datasets`) and has no ``data_dir``: raised before any
+    job runs rather than by the first job's loader."""
+    missing = sorted({job.dataset for job in jobs if job.data_dir is None} & set(file_datasets()))
+    if missing:
+        raise ValueError(
+            f"The sweep {sweep!r} reads {', '.join(map(repr, missing))} from files: pass "
+            f"their folder as data_dir (pruneleak sweep --data-dir DIR, or "
+            f"$PRUNELEAK_DATA_DIR). Got data_dir=None instead."
+        )
 
 
 def append_record(
