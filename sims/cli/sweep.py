@@ -16,10 +16,9 @@ from pruneleak.sims.experiments.consistency import consistency_rows, format_tabl
 from pruneleak.sims.experiments.pruning_rate_trend import format_trend_table, trend_rows
 from pruneleak.sims.plots.defense import (
     defense_figures,
-    format_table2,
     is_defense_sweep,
-    table2_rows,
 )
+from pruneleak.sims.plots.defense_arms import format_table2_beside_paper
 from pruneleak.sims.plots.figures import save_figure
 from pruneleak.sims.plots.reconstructions import (
     job_reconstruction_table,
@@ -176,7 +175,7 @@ def run(args) -> int:
     defended = [r for r in records if r["key"] not in study]
     if len(records) == len(config.jobs()) and is_defense_sweep(defended):
         if not args.no_table:
-            print(format_table2(table2_rows(defended)))
+            print(format_table2_beside_paper(defended))
         if args.figures:
             for name, draw in defense_figures(defended, config.name):
                 paths = save_figure(draw(), name, directory=args.out)

@@ -302,3 +302,12 @@ def format_table2_cifar10(records: Sequence[Mapping]) -> str:
     label = DATASET_LABELS.get(datasets[0], f"{datasets[0]} (not CIFAR-10)")
     table = format_table2(table2_rows(records, paper_dataset="cifar10"), paper_dataset="cifar10")
     return f"Table 2, CIFAR-10 columns. Ours on: {label}\n{table}"
+
+
+def format_table2_beside_paper(records: Sequence[Mapping]) -> str:
+    """Table 2 beside the paper's column of the records' data set: the CIFAR-10 columns
+    (:func:`format_table2_cifar10`) for records on CIFAR-10 or its stand-in, else the
+    FEMNIST column (:func:`sims.plots.defense.format_table2`)."""
+    if records and {r["job"]["dataset"] for r in records} <= set(DATASET_LABELS):
+        return format_table2_cifar10(records)
+    return format_table2(table2_rows(records))

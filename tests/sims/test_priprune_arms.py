@@ -280,6 +280,10 @@ def test_the_cifar10_sweep_runs_on_files_in_the_real_format(tmp_path):
     assert "STAND-IN, not CIFAR-10" in arms.format_table2_cifar10(stand_in).splitlines()[0]
     with pytest.raises(ValueError, match="one data set"):
         arms.format_table2_cifar10([*records, *stand_in])
+    # what the sweep command prints: the CIFAR-10 column here, FEMNIST's on other data
+    assert arms.format_table2_beside_paper(records) == text
+    digits = [{**r, "job": {**r["job"], "dataset": "digits"}} for r in records]
+    assert "paper femnist" in arms.format_table2_beside_paper(digits)
 
 
 # --------------------------------------------------------------------------- bad input
