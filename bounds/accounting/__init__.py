@@ -48,8 +48,9 @@ Composition and conversion
 Fed-LTP (Shi et al., ``papers/fed-ltp-lottery-ticket-zcdp.txt``, Theorem 1, eq. 20-24)
     ``fedltp_rho_s_published``, ``fedltp_rho_v_published``, ``fedltp_epsilon_published``
     (one order, as printed), ``fedltp_epsilon_published_optimal`` (minimised over orders),
-    ``fedltp_epsilon_corrected`` (this package's accountant), ``fedltp_epsilon_published_expr``
-    (sympy).
+    ``fedltp_epsilon_corrected`` (this package's accountant), ``fedltp_epsilon_composition``
+    (the same schedule by basic composition of each step's (epsilon, delta), Fig. 9's
+    "without zCDP"), ``fedltp_epsilon_published_expr`` (sympy).
 
 Fed-LTP Theorem 1 checked term by term against the definitions it cites:
 
@@ -88,6 +89,7 @@ from pruneleak.bounds.accounting.conversion import (
     epsilon_sampled_gaussian,
 )
 from pruneleak.bounds.accounting.fedltp import (
+    fedltp_epsilon_composition,
     fedltp_epsilon_corrected,
     fedltp_epsilon_published,
     fedltp_epsilon_published_expr,
@@ -113,6 +115,7 @@ __all__ = [
     "delta_from_rdp",
     "epsilon_from_rdp",
     "epsilon_sampled_gaussian",
+    "fedltp_epsilon_composition",
     "fedltp_epsilon_corrected",
     "fedltp_epsilon_published",
     "fedltp_epsilon_published_expr",

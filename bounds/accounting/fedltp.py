@@ -29,6 +29,10 @@ from pruneleak.bounds.accounting.conversion import (
 from pruneleak.bounds.accounting.rdp import rdp_gaussian, rdp_laplace, rdp_sampled_gaussian
 from pruneleak.bounds.validation import check_choice, check_int, check_real
 
+#: What the validation of a Fed-LTP round releases: the Laplace score accounted exactly
+#: (Mironov 2017, Prop. 6) or through Lemma 1's zCDP, or nothing (Fig. 7's ablation).
+VALIDATIONS = ("exact", "zcdp", "none")
+
 # Fed-LTP eq. 23-24 as printed: the validation term after t + 1 rounds.
 _SYM_RHO_V_PUBLISHED = (_T + 1) * _ALPHA * (_ALPHA - 1) / (2 * _LAMBDA**2)
 # Evaluated as exp of its expanded log: alpha (alpha - 1) or lambda^2 alone can overflow
@@ -180,7 +184,9 @@ def fedltp_epsilon_corrected(
     (Mironov et al. 2019, with :math:`\mu_1 = N(1,\sigma^2)`) plus one Laplace validation
     release of scale ``lambda_val``, either ``validation="exact"`` (Mironov 2017 Prop. 6)
     or ``validation="zcdp"`` (Lemma 1 with the correct :math:`D_\alpha\le\alpha\rho`:
-    :math:`\alpha/(2\lambda_{val}^2)`). Composition over rounds, then ``epsilon_from_rdp``.
+    :math:`\alpha/(2\lambda_{val}^2)`), or none (``validation="none"``: the ablation of
+    the paper's Fig. 7, no validation released; ``lambda_val`` is then not used).
+    Composition over rounds, then ``epsilon_from_rdp``.
     Summing the training and validation RDP is conservative when the two datasets are
     disjoint (parallel composition would take the maximum). Arguments as in
     ``fedltp_epsilon_published``; ``steps_per_round`` an integer in :math:`[1, 2^{53}]`.
@@ -200,15 +206,77 @@ def fedltp_epsilon_corrected(
     lam = _noise("lambda_val", lambda_val, func)
     delta = _delta(delta, func)
     steps = check_int("steps_per_round", steps_per_round, func=func, low=1, high=_MAX_COUNT)
-    check_choice("validation", validation, func=func, choices=("exact", "zcdp"))
+    check_choice("validation", validation, func=func, choices=VALIDATIONS)
     check_choice("conversion", conversion, func=func, choices=_CONVERSIONS)
     a = _sampled_orders(_order_list(orders, func), func)
     train = rdp_sampled_gaussian(a, q=q, noise_multiplier=sigma)
     # "zcdp": Lemma 1, rho = (1/lam)^2 / 2 and D_alpha <= alpha rho: the Gaussian line in lam
-    val = rdp_laplace(a, lam) if validation == "exact" else rdp_gaussian(a, lam)
+    val = {"exact": rdp_laplace, "zcdp": rdp_gaussian, "none": _no_release}[validation](a, lam)
     with np.errstate(over="ignore"):
         total = (t + 1) * (steps * train + val)
     return epsilon_from_rdp(a, total, delta, conversion=conversion)
+
+
+def _no_release(orders, _scale):
+    return np.zeros_like(orders)
+
+
+def fedltp_epsilon_composition(
+    t,
+    *,
+    q,
+    noise_multiplier,
+    lambda_val,
+    delta,
+    steps_per_round=1,
+    orders=DEFAULT_ORDERS,
+    validation="exact",
+):
+    r"""Fed-LTP's schedule accounted without zCDP/RDP composition; ``(epsilon, order)`` in nats.
+
+    The paper's Fig. 9 compares Fed-LTP "with or without a zCDP module" and does not say
+    what replaces it (``papers/fed-ltp-lottery-ticket-zcdp.txt``, line 425). Read here: the
+    same mechanisms, each given an :math:`(\epsilon, \delta)`-DP guarantee on its own and
+    composed by the basic composition theorem (Dwork and Roth 2014, Theorem 3.16:
+    epsilons and deltas add). Over ``t + 1`` rounds of ``steps_per_round`` Poisson-sampled
+    Gaussian steps, :math:`n = (t + 1)\,\mathrm{steps}` steps share the failure
+    probability, :math:`\delta_s = \delta / n` each, and each step is
+    :math:`\epsilon_s`-DP at :math:`\delta_s` by its own RDP curve and the tight
+    conversion (``epsilon_from_rdp`` of ``rdp_sampled_gaussian``, the best order of
+    ``orders``); each Laplace validation release (sensitivity 1, scale ``lambda_val``) is
+    :math:`1/\lambda_{val}`-DP with :math:`\delta = 0` (``validation="none"``: no release):
+
+    .. math:: \epsilon = n\,\epsilon_s(\delta / n) + (t + 1) / \lambda_{val}.
+
+    Returns the total epsilon and the order that gave :math:`\epsilon_s`. Arguments as in
+    ``fedltp_epsilon_corrected`` (``validation`` ``"exact"`` and ``"zcdp"`` both mean the
+    Laplace release here).
+
+    Examples
+    --------
+    >>> eps, _ = fedltp_epsilon_composition(
+    ...     1, q=1.0, noise_multiplier=1.0, lambda_val=2.0, delta=0.5 * math.exp(-2),
+    ...     validation="none", orders=(3.0,))
+    >>> per_step, _ = epsilon_from_rdp([3.0], [1.5], 0.25 * math.exp(-2))
+    >>> round(eps - 2 * per_step, 12)  # two rounds of one step each: their epsilons add
+    0.0
+    """
+    func = "fedltp_epsilon_composition"
+    t = _round_index(t, func)
+    q = check_real("q", q, func=func, low=0, high=1)
+    sigma = _noise("noise_multiplier", noise_multiplier, func)
+    lam = _noise("lambda_val", lambda_val, func)
+    delta = _delta(delta, func)
+    steps = check_int("steps_per_round", steps_per_round, func=func, low=1, high=_MAX_COUNT)
+    check_choice("validation", validation, func=func, choices=VALIDATIONS)
+    a = _sampled_orders(_order_list(orders, func), func)
+    n_steps = (t + 1) * steps
+    step_eps, order = epsilon_from_rdp(
+        a, rdp_sampled_gaussian(a, q=q, noise_multiplier=sigma), delta / n_steps
+    )
+    release = 0.0 if validation == "none" else (t + 1) / lam
+    with np.errstate(over="ignore"):
+        return float(n_steps * step_eps + release), order
 
 
 def fedltp_epsilon_published_expr():

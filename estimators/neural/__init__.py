@@ -16,15 +16,25 @@ One idea per module:
 """
 
 from pruneleak.estimators.neural.critics import ConcatCritic, HierarchicalCritic
-from pruneleak.estimators.neural.estimators import HMINE, MINE, NWJ, SMILE, InfoNCE
+from pruneleak.estimators.neural.estimators import (
+    HMINE,
+    HMINE_PRESETS,
+    MINE,
+    NWJ,
+    SMILE,
+    CriticPreset,
+    InfoNCE,
+)
 from pruneleak.estimators.neural.training import TrainingConfig
 
 __all__ = [
     "HMINE",
+    "HMINE_PRESETS",
     "MINE",
     "NWJ",
     "SMILE",
     "ConcatCritic",
+    "CriticPreset",
     "HierarchicalCritic",
     "InfoNCE",
     "TrainingConfig",

@@ -48,6 +48,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -87,7 +88,7 @@ from pruneleak.estimators.samples import (
     transform_samples,
 )
 
-__all__ = ["HMINE", "MINE", "NWJ", "SMILE", "InfoNCE"]
+__all__ = ["HMINE", "HMINE_PRESETS", "MINE", "NWJ", "SMILE", "CriticPreset", "InfoNCE"]
 
 logger = logging.getLogger(__name__)
 
@@ -579,6 +580,34 @@ class SMILE(_PairwiseEstimator):
 # ------------------------------------------------------------------------ H-MINE
 
 
+@dataclass(frozen=True)
+class CriticPreset:
+    """A named H-MINE architecture and the Adam learning rate it trains with.
+
+    Attributes:
+        block_hidden: hidden widths of the BlockModel.
+        embedding_dim: width of each embedding ``h_m`` (the BlockModel's last layer).
+        mix_hidden: hidden widths of the MixModel (its output layer has 1 unit).
+        learning_rate: initial Adam step size (``TrainingConfig.learning_rate``).
+    """
+
+    block_hidden: tuple[int, ...]
+    embedding_dim: int
+    mix_hidden: tuple[int, ...]
+    learning_rate: float
+
+
+#: H-MINE's presets: ``"default"``, this package's tuned critic (see :class:`HMINE`), and
+#: ``"paper"``, Liu et al. (2021), Section 3.1 (``papers/h-mine-quantitative-leakage-
+#: metric.txt``, line 135): "3 fully connected layers with 200, 200, 5 neurons" (the
+#: BlockModel: hidden 200, 200 and the 5-wide embedding), "The MixModel is a two-layer MLP
+#: with 500, 1 neurons", "Adam ... learning rate 5e-5".
+HMINE_PRESETS = {
+    "default": CriticPreset((32,), 16, (64,), 3e-3),
+    "paper": CriticPreset((200, 200), 5, (500,), 5e-5),
+}
+
+
 class HMINE(_NeuralEstimator):
     __doc__ = f"""H-MINE: the DV bound on the hierarchical critic of Liu et al. (2021).
 
@@ -591,18 +620,24 @@ class HMINE(_NeuralEstimator):
     ``marginal_shifts`` re-paired samples per joint sample of a minibatch; the test
     value pairs each held-out sample with {TEST_SHIFTS} others.
 
-    The paper's architecture ((200, 200), 5, (500,)) and learning rate (5e-5) are not the
-    defaults: at 5e-5 it under-trains on batch-gradient tasks and at 5e-4 it overfits
-    25 x 25 tasks without warning (issue 14). Plain :class:`MINE` on the flattened batch
-    is a strong competitor (docs/findings/hmine.md compares the two on the task suite); H-MINE's
-    advantage is its parameter count, which does not grow with ``B``.
+    The paper's architecture ((200, 200), 5, (500,)) and learning rate (5e-5) are
+    ``preset="paper"``, not the default: at 5e-5 it under-trains on batch-gradient tasks
+    and at 5e-4 it overfits 25 x 25 tasks without warning (issue 14). Plain :class:`MINE`
+    on the flattened batch is a strong competitor (docs/findings/hmine.md compares the two
+    on the task suite); H-MINE's advantage is its parameter count, which does not grow
+    with ``B``.
 
     Parameters
     ----------
-    block_hidden : sequence of int, default (32,)
-    embedding_dim : int, default 16
-    mix_hidden : sequence of int, default (64,)
-    activation : {{"elu", "relu", "softplus"}}, default "elu"
+    preset : {{"default", "paper"}}, default "default"
+        The architecture and learning rate (:data:`HMINE_PRESETS`); ``"paper"`` is the
+        paper's ((200, 200), 5, (500,), Adam at 5e-5). Arguments given explicitly win:
+        the preset fills ``block_hidden``, ``embedding_dim`` and ``mix_hidden`` when they
+        are None, and the learning rate when ``training`` is None.
+    block_hidden : sequence of int, default None (the preset's; "default": (32,))
+    embedding_dim : int, default None (the preset's; "default": 16)
+    mix_hidden : sequence of int, default None (the preset's; "default": (64,))
+    activation : {{"elu", "relu", "softplus"}}, default "elu" (the paper does not say)
     ema_rate : float, default 0.01
         As in :class:`MINE`.
     marginal_shifts : int, default 4
@@ -615,9 +650,10 @@ class HMINE(_NeuralEstimator):
     def __init__(
         self,
         *,
-        block_hidden=(32,),
-        embedding_dim: int = 16,
-        mix_hidden=(64,),
+        preset: str = "default",
+        block_hidden=None,
+        embedding_dim: int | None = None,
+        mix_hidden=None,
         activation: str = "elu",
         ema_rate: float = 0.01,
         marginal_shifts: int = 4,
@@ -626,8 +662,15 @@ class HMINE(_NeuralEstimator):
         device="auto",
         progress: bool = False,
     ):
-        super().__init__(training=training, transform=transform, device=device, progress=progress)
         func = "HMINE"
+        self.preset = check_choice("preset", preset, func=func, choices=tuple(HMINE_PRESETS))
+        chosen = HMINE_PRESETS[self.preset]
+        if training is None:
+            training = TrainingConfig(learning_rate=chosen.learning_rate)
+        super().__init__(training=training, transform=transform, device=device, progress=progress)
+        block_hidden = chosen.block_hidden if block_hidden is None else block_hidden
+        embedding_dim = chosen.embedding_dim if embedding_dim is None else embedding_dim
+        mix_hidden = chosen.mix_hidden if mix_hidden is None else mix_hidden
         self.block_hidden = check_hidden("block_hidden", block_hidden, func=func, allow_empty=False)
         self.embedding_dim = check_int("embedding_dim", embedding_dim, func=func, low=1)
         self.mix_hidden = check_hidden("mix_hidden", mix_hidden, func=func)

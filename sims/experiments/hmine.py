@@ -10,6 +10,8 @@ batch ``X_B`` of its data; the leakage risk is ``I(X_B; G)``, estimated by H-MIN
 ``batch_size`` (Fig. 4 left), ``noise_std`` (Gaussian noise on the gradient, Fig. 4 right),
 ``train_steps`` (the step ``t`` at which the gradient is taken, Fig. 5a) and
 ``positive_fraction`` (class imbalance of the client's data, Fig. 5b; binary task only).
+Fig. 3 (the convergence of H-MINE against a conventional statistics network, at batch
+sizes 1 and 3, gradients at epoch 1) is :func:`run_convergence`.
 
 Each point also runs a DLG-style inversion (:func:`inference_error`, Section 3.3): the
 paper attacks the gradient 5 times from random initialisations and reports the variance
@@ -43,12 +45,21 @@ Substitutions and readings (the paper's data and some settings are unavailable):
   (:func:`estimators.mi.gaussian_channel_bound`); each record carries both bounds
   (``bound_gaussian_channel`` is None without noise).
 * The paper's baseline "sum of all elements of cov(X_B, G)" is reported as ``cov_sum``.
+* **The critic**: H-MINE's tuned defaults unless ``critic="paper"``
+  (:data:`estimators.neural.HMINE_PRESETS`: the paper's (200, 200), 5, (500,) and Adam's
+  learning rate 5e-5, which then replaces ``estimator.learning_rate``).
+* **Fig. 3's conventional statistics network** ("a three layer MLP [17]", i.e. MINE's):
+  :class:`estimators.neural.MINE` on the flattened batch with hidden widths 200, 200 (the
+  paper gives no widths; these are its BlockModel's), trained exactly as H-MINE is (same
+  pairs, folds, Adam learning rate, steps). "Epoch 1" is the task model after one pass of
+  SGD over the client's data, ``ceil(client_size / train_batch)`` steps.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -60,7 +71,7 @@ from pruneleak.bounds.validation import check_choice, check_distinct, check_int,
 from pruneleak.estimators.device import check_device, resolve_device
 from pruneleak.estimators.image import match_reconstructions
 from pruneleak.estimators.mi import gaussian_channel_bound
-from pruneleak.estimators.neural import HMINE, TrainingConfig
+from pruneleak.estimators.neural import HMINE, HMINE_PRESETS, MINE, TrainingConfig
 from pruneleak.sims.attacks import AttackConfig, invert_gradient
 from pruneleak.sims.core.functional import batch_gradient, check_lr
 from pruneleak.sims.core.runtime import check_seed, fingerprint, seeded
@@ -133,6 +144,7 @@ class HMineExperimentConfig:
         attack_iterations: L-BFGS iterations per restart.
         seed: seed of the client data, the model, the sampling, H-MINE and the attack.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ...
+        critic: H-MINE's preset, ``"default"`` or ``"paper"`` (module docstring).
     """
 
     task: str = "tabular"
@@ -146,9 +158,11 @@ class HMineExperimentConfig:
     attack_iterations: int = 100
     seed: int = 0
     device: str = "auto"
+    critic: str = "default"
 
     def __post_init__(self) -> None:
         func = "HMineExperimentConfig"
+        check_choice("critic", self.critic, func=func, choices=tuple(HMINE_PRESETS))
         check_choice("task", self.task, func=func, choices=TASKS)
         check_int("client_size", self.client_size, func=func, low=2, high=TASK_SIZES[self.task])
         check_int("n_pairs", self.n_pairs, func=func, low=2)
@@ -379,6 +393,15 @@ def inference_error(
 # ------------------------------------------------------------------------------ studies
 
 
+def hmine_estimator(config: HMineExperimentConfig, training: TrainingConfig | None = None) -> HMINE:
+    """H-MINE of ``config.critic``'s preset, trained with ``training`` (default
+    ``config.estimator``), whose learning rate the paper preset replaces by its own."""
+    training = config.estimator if training is None else training
+    if config.critic != "default":
+        training = replace(training, learning_rate=HMINE_PRESETS[config.critic].learning_rate)
+    return HMINE(preset=config.critic, training=training, device=config.device)
+
+
 def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
     """One point: sample pairs, estimate I(X_B; G) with H-MINE, attack, and bound."""
     task = make_client_task(config, point)
@@ -390,14 +413,8 @@ def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
         projection_dim=config.projection_dim,
         seed=config.seed,
     )
-    hmine = HMINE(training=config.estimator, device=config.device)
-    estimate = hmine.estimate(x_batch, g, seed=config.seed)
-    n = config.client_size
-    batches_bound = (
-        math.lgamma(n + 1)
-        - math.lgamma(point.batch_size + 1)
-        - math.lgamma(n - point.batch_size + 1)
-    )
+    estimate = hmine_estimator(config).estimate(x_batch, g, seed=config.seed)
+    batches_bound = _log_binomial(config.client_size, point.batch_size)
     channel_bound = None  # no finite bound for a noiseless gradient
     if point.noise_std > 0:
         signal_cov = np.atleast_2d(np.cov(clean.double().cpu().numpy(), rowvar=False))
@@ -424,6 +441,15 @@ def run_point(config: HMineExperimentConfig, point: HMinePoint) -> dict:
     }
 
 
+def _fingerprinted(config: HMineExperimentConfig) -> dict:
+    """The fields that key a record: all, ``critic`` only when not the default (records
+    stored before the field existed keep their keys)."""
+    fields = asdict(config)
+    if fields["critic"] == "default":
+        del fields["critic"]
+    return fields
+
+
 def run_study(
     config: HMineExperimentConfig,
     study: str,
@@ -448,7 +474,7 @@ def run_study(
     with show_progress(values, desc=f"H-MINE {study}", unit="point", enabled=progress) as bar:
         for value in bar:
             point = replace(base, **{study: value})
-            digest = fingerprint({**asdict(config), "point": asdict(point)})
+            digest = fingerprint({**_fingerprinted(config), "point": asdict(point)})
             key = f"hmine/{config.task}/{study}={value}/{digest}"
             if key in done:
                 records.append(done[key])
@@ -471,3 +497,116 @@ def run_study(
                 store.append(record)
             records.append(record)
     return records
+
+
+# ------------------------------------------------------------------------------ Fig. 3
+
+#: The critics Fig. 3 compares: H-MINE and the conventional statistics network (MINE's
+#: concat critic on the flattened batch).
+CONVERGENCE_CRITICS = ("hmine", "mine")
+
+
+@dataclass(frozen=True)
+class ConvergenceConfig:
+    """Fig. 3: each critic trained on the same pairs, its bound recorded over training.
+
+    Attributes:
+        batch_sizes: the task's B values, distinct, each >= 1 (paper: 1 and 3).
+        training: the training of both critics; the default is the paper's Adam learning
+            rate 5e-5, held constant, without weight averaging or early stopping, one fit,
+            2,000 steps with the bound evaluated every 50.
+        mine_hidden: hidden widths of the conventional network (default (200, 200)).
+    """
+
+    batch_sizes: tuple[int, ...] = (1, 3)
+    training: TrainingConfig = field(
+        default_factory=lambda: TrainingConfig(
+            max_steps=2000,
+            eval_every=50,
+            patience=41,
+            schedule="constant",
+            learning_rate=HMINE_PRESETS["paper"].learning_rate,
+            averaging=0.0,
+            n_fits=1,
+        )
+    )
+    mine_hidden: tuple[int, ...] = (200, 200)
+
+    def __post_init__(self) -> None:
+        func = "ConvergenceConfig"
+        check_distinct("batch_sizes", self.batch_sizes, func=func)
+        for b in self.batch_sizes:
+            check_int("batch_sizes", b, func=func, low=1)
+        if not isinstance(self.training, TrainingConfig):
+            raise ValueError(
+                f"The 'training' parameter of {func} must be a TrainingConfig. "
+                f"Got {type(self.training).__name__} instead."
+            )
+
+
+def epoch_steps(config: HMineExperimentConfig) -> int:
+    """SGD steps of one pass over the client's data: ``ceil(client_size / train_batch)``."""
+    return math.ceil(config.client_size / config.train_batch)
+
+
+def run_convergence(config: HMineExperimentConfig, convergence: ConvergenceConfig) -> list[dict]:
+    """Fig. 3: for each batch size B, ``config.n_pairs`` pairs ``(X_B, G)`` with the task
+    model at epoch 1 (:func:`epoch_steps`), then H-MINE (``config.critic``'s
+    architecture) and MINE (``convergence.mine_hidden``) trained on them with
+    ``convergence.training`` (same seed, so the same folds).
+
+    Returns one record per (critic, B): ``critic``, ``batch_size``, ``step``, ``epoch``
+    (critic training epochs, step x minibatch / training samples), ``train`` and
+    ``validation`` (the DV bound on the training probe and the validation fold at each
+    evaluation, nats), ``estimate`` (the test-fold value of the best critic, nats),
+    ``bound_batches`` (log C(N, B), the truth for a noiseless gradient) and ``seconds``.
+    """
+    if not isinstance(convergence, ConvergenceConfig):
+        raise ValueError(
+            "The 'convergence' parameter of run_convergence must be a ConvergenceConfig. "
+            f"Got {type(convergence).__name__} instead."
+        )
+    training = convergence.training
+    records = []
+    for b in convergence.batch_sizes:
+        point = HMinePoint(batch_size=b, train_steps=epoch_steps(config))
+        task = make_client_task(config, point)
+        x_batch, g, _ = sample_batch_gradients(
+            task,
+            batch_size=b,
+            n_pairs=config.n_pairs,
+            projection_dim=config.projection_dim,
+            seed=config.seed,
+        )
+        critics = {
+            "hmine": (hmine_estimator(config, training), x_batch),
+            "mine": (
+                MINE(hidden=convergence.mine_hidden, training=training, device=config.device),
+                x_batch.flatten(1),
+            ),
+        }
+        for name, (estimator, x) in critics.items():
+            started = time.perf_counter()
+            estimate = estimator.estimate(x, g, seed=config.seed)
+            trace = estimate.trace
+            n_train = estimate.diagnostics["n_train"]
+            records.append(
+                {
+                    "critic": name,
+                    "batch_size": b,
+                    "step": trace["step"].tolist(),
+                    "epoch": (trace["step"] * training.batch_size / n_train).tolist(),
+                    "train": trace["train"].tolist(),
+                    "validation": trace["validation"].tolist(),
+                    "estimate": estimate.value,
+                    "bound_batches": _log_binomial(config.client_size, b),
+                    "seconds": time.perf_counter() - started,
+                }
+            )
+            logger.info("Fig. 3 %s B=%d: %.3f nats", name, b, estimate.value)
+    return records
+
+
+def _log_binomial(n: int, k: int) -> float:
+    """log C(n, k) in nats."""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)

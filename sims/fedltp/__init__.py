@@ -3,6 +3,7 @@
 Modules (one idea each):
 
 - ``config``: :class:`FedLTPConfig`, every parameter with the paper's values as defaults.
+- ``ablation``: :class:`Ablation`, the components the paper's Figs. 6-9 remove.
 - ``data``: :func:`split_fedltp_data` (or :func:`split_for_config`), disjoint public and
   private parts and the clients (IID or Dirichlet).
 - ``masks``: magnitude pruning of the remaining weights; fed-iterative masks (eq. 12-16).
@@ -18,6 +19,7 @@ Modules (one idea each):
   Hayes et al.'s reconstruction bound and the exact bits.
 """
 
+from pruneleak.sims.fedltp.ablation import Ablation
 from pruneleak.sims.fedltp.baselines import per_client_mib, run_dp_fed, run_fed_spa, run_variant
 from pruneleak.sims.fedltp.config import FedLTPConfig
 from pruneleak.sims.fedltp.data import FedLTPData, split_fedltp_data, split_for_config
@@ -40,6 +42,7 @@ from pruneleak.sims.fedltp.training import VARIANTS, FedLTPResult, noisy_scores,
 
 __all__ = [
     "VARIANTS",
+    "Ablation",
     "DPLocalTrainer",
     "FedLTPConfig",
     "FedLTPData",

@@ -14,31 +14,53 @@ smallest client's ``n``, the worst record; (iii) training and validation records
 counted as if they could be the same record (sequential rather than parallel
 composition). The paper's eq. 20-21 count one step per round and put the sampling rate in
 twice (see ``bounds.accounting``); :mod:`bounds.claims.fedltp` records both defects.
+
+An :class:`sims.fedltp.ablation.Ablation` changes the accounting in two ways: without
+validation (Fig. 7) no Laplace release is counted, and ``accounting="composition"``
+(Fig. 9) composes each mechanism's (epsilon, delta) by the basic composition theorem
+(:func:`bounds.accounting.fedltp_epsilon_composition`) instead.
 """
 
 from __future__ import annotations
 
-from pruneleak.bounds.accounting import DEFAULT_ORDERS, fedltp_epsilon_corrected
+from pruneleak.bounds.accounting import (
+    DEFAULT_ORDERS,
+    fedltp_epsilon_composition,
+    fedltp_epsilon_corrected,
+)
 from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.sims.fedltp.ablation import FULL, Ablation
 from pruneleak.sims.fedltp.config import FedLTPConfig
 
 
 def epsilon_after(
-    config: FedLTPConfig, rounds: int, *, sampling_rate: float, orders=DEFAULT_ORDERS
+    config: FedLTPConfig,
+    rounds: int,
+    *,
+    sampling_rate: float,
+    orders=DEFAULT_ORDERS,
+    ablation: Ablation = FULL,
 ) -> float:
     """Epsilon (nats, at ``config.delta``) after ``rounds >= 1`` rounds of the schedule;
-    ``sampling_rate`` is q~ in (0, 1]."""
+    ``sampling_rate`` is q~ in (0, 1]; ``ablation`` as in the module docstring."""
     func = "epsilon_after"
     rounds = check_int("rounds", rounds, func=func, low=1)
-    return _epsilon(config, rounds, _sampling_rate(sampling_rate, func), orders)
+    return _epsilon(config, rounds, _sampling_rate(sampling_rate, func), orders, ablation)
 
 
 def _sampling_rate(value, func: str) -> float:
     return check_real("sampling_rate", value, func=func, low=0, high=1, low_inclusive=False)
 
 
-def _epsilon(config: FedLTPConfig, rounds: int, sampling_rate: float, orders) -> float:
-    eps, _ = fedltp_epsilon_corrected(
+def _epsilon(
+    config: FedLTPConfig, rounds: int, sampling_rate: float, orders, ablation: Ablation
+) -> float:
+    accountant = (
+        fedltp_epsilon_composition
+        if ablation.accounting == "composition"
+        else fedltp_epsilon_corrected
+    )
+    eps, _ = accountant(
         rounds - 1,
         q=sampling_rate,
         noise_multiplier=config.accounted_noise_multiplier,
@@ -46,17 +68,20 @@ def _epsilon(config: FedLTPConfig, rounds: int, sampling_rate: float, orders) ->
         delta=config.delta,
         steps_per_round=config.local_steps,
         orders=orders,
-        validation="exact",
+        validation=ablation.validation_release,
     )
     return eps
 
 
-def affordable_rounds(config: FedLTPConfig, *, sampling_rate: float, orders=DEFAULT_ORDERS) -> int:
+def affordable_rounds(
+    config: FedLTPConfig, *, sampling_rate: float, orders=DEFAULT_ORDERS, ablation: Ablation = FULL
+) -> int:
     """The most rounds (<= ``config.rounds``) whose epsilon stays within ``config.epsilon``:
     the loop stops before the first round that would exceed it (0 if the first does).
 
     Epsilon grows with the rounds (the RDP of each order is linear in them and the
-    conversion is increasing in the RDP), so a bisection finds the answer in
+    conversion is increasing in the RDP; under basic composition more steps share delta,
+    so each step's epsilon grows too), so a bisection finds the answer in
     ``log2(config.rounds) + 1`` accounting calls (about 15 for 10,000 rounds, not one per
     round).
     """
@@ -64,7 +89,7 @@ def affordable_rounds(config: FedLTPConfig, *, sampling_rate: float, orders=DEFA
     low, high = 0, config.rounds  # epsilon_after(low) fits (or low = 0); find the last fit
     while low < high:
         middle = (low + high + 1) // 2
-        if _epsilon(config, middle, rate, orders) <= config.epsilon:
+        if _epsilon(config, middle, rate, orders, ablation) <= config.epsilon:
             low = middle
         else:
             high = middle - 1

@@ -70,18 +70,22 @@ class ServerState:
             ticket_scores=ticket_scores,
         )
 
-    def after_round(self, t: int, params: dict[str, torch.Tensor], score: float) -> ServerState:
+    def after_round(
+        self, t: int, params: dict[str, torch.Tensor], score: float | None
+    ) -> ServerState:
         """The state after round ``t``, whose aggregated weights are ``params`` and noisy
         validation score ``score``: ``params`` become the global model, and the best one
-        too when ``score`` beats every earlier round's (eq. 19; a tie keeps the earlier)."""
+        too when ``score`` beats every earlier round's (eq. 19; a tie keeps the earlier).
+        ``score=None`` (no validation, Fig. 7's ablation): the last model is the released
+        one, and ``best_score`` stays ``-inf``."""
         global_params = {n: v.cpu().clone() for n, v in params.items()}
-        if score <= self.best_score:
+        if score is not None and score <= self.best_score:
             return replace(self, global_params=global_params)
         return replace(
             self,
             global_params=global_params,
             best_params={n: v.cpu().clone() for n, v in params.items()},
-            best_score=score,
+            best_score=self.best_score if score is None else score,
             best_round=t,
         )
 

@@ -33,6 +33,11 @@ or ``rounds``) and how many rounds had run.
 
 Bytes: 4 per kept coordinate (float32, biases included) per selected client, down and up.
 
+Ablations (``ablation``, :class:`sims.fedltp.ablation.Ablation`, the paper's Figs. 6-9):
+the global model is the dense ``w0`` instead of a ticket; no validation (the last model
+is released, and no Laplace release is accounted); every client trains under a ticket it
+found on its own data; basic composition instead of Renyi accounting.
+
 Variants (``variant``; the baselines of Sec. 6.1, :mod:`sims.fedltp.baselines`) share this
 loop, the DP local training, the Laplace validation, the accounting and the stop rule:
 ``"fedltp"`` (above); ``"dp-fed"`` (DP-FedAvg: no ticket, the dense ``w0`` of ticket 0,
@@ -57,6 +62,7 @@ from torch import nn
 from pruneleak.bounds.validation import check_choice, check_real
 from pruneleak.estimators.device import resolve_device
 from pruneleak.sims.core.runtime import fingerprint, seeded
+from pruneleak.sims.fedltp.ablation import FULL, Ablation
 from pruneleak.sims.fedltp.config import FedLTPConfig
 from pruneleak.sims.fedltp.data import FedLTPData
 from pruneleak.sims.fedltp.dp_local import DPLocalTrainer
@@ -66,6 +72,7 @@ from pruneleak.sims.fedltp.server_state import ServerCheckpoints, ServerState
 from pruneleak.sims.fedltp.tickets import (
     count_correct,
     current_params,
+    find_ticket,
     find_tickets,
     load_params,
     select_ticket,
@@ -202,6 +209,9 @@ class RoundInputs:
             network is scratch space, overwritten by each client's training and by the
             evaluation of each aggregated model.
         device: where the rounds compute.
+        ablation: the components the run keeps (:mod:`sims.fedltp.ablation`).
+        client_tickets: with ``ablation.tickets == "client"``, each client's own ticket
+            mask (client order); otherwise empty.
     """
 
     config: FedLTPConfig
@@ -212,6 +222,8 @@ class RoundInputs:
     clients_train: list[tuple[torch.Tensor, torch.Tensor]]
     trainer: DPLocalTrainer
     device: torch.device
+    ablation: Ablation = FULL
+    client_tickets: tuple[Mask, ...] = ()
 
     @classmethod
     def build(
@@ -224,6 +236,8 @@ class RoundInputs:
         variant: str,
         upload_keep: float | None,
         device: torch.device,
+        ablation: Ablation = FULL,
+        client_tickets: tuple[Mask, ...] = (),
     ) -> RoundInputs:
         """The inputs of the run ``run``, whose clients train ``model`` (on ``device``)."""
         trainer = DPLocalTrainer(
@@ -236,7 +250,18 @@ class RoundInputs:
             device=device,
         )
         train = [(c.images.to(device), c.labels.to(device)) for c in data.clients_train]
-        return cls(config, run, variant, upload_keep, data, train, trainer, device)
+        return cls(
+            config,
+            run,
+            variant,
+            upload_keep,
+            data,
+            train,
+            trainer,
+            device,
+            ablation,
+            client_tickets,
+        )
 
 
 def run_round(
@@ -257,12 +282,12 @@ def run_round(
     selected = [int(c) for c in drawn]
     ticket = state.ticket_mask.to(inputs.device)
     start = {n: v.to(inputs.device) for n, v in state.global_params.items()}
-    masks = _client_masks(inputs, start, ticket, rng)
+    masks = _client_masks(inputs, start, ticket, selected, rng)
     lr = config.lr * config.lr_decay ** (t - 1)
     deltas, uploads = _client_updates(inputs, start, selected, masks, t=t, lr=lr)
     aggregated = _aggregate(start, deltas, uploads)
     load_params(model, aggregated)
-    score = _validation_score(inputs, model, selected, rng)
+    score = _validation_score(inputs, model, selected, rng) if inputs.ablation.validation else None
     new_state = state.after_round(t, aggregated, score)
     bytes_down = _BYTES_PER_VALUE * sum(m.num_kept() for m in masks)
     bytes_up = _BYTES_PER_VALUE * sum(m.num_kept() for m in uploads)
@@ -283,18 +308,26 @@ def run_round(
         "density_global": ticket.density(),
         "density_upload": float(np.mean([m.density() for m in uploads])),
         "variant": inputs.variant,
+        "ablation": inputs.ablation.changed(),
     }
     return new_state, record
 
 
 def _client_masks(
-    inputs: RoundInputs, global_params: dict[str, torch.Tensor], ticket: Mask, rng
+    inputs: RoundInputs,
+    global_params: dict[str, torch.Tensor],
+    ticket: Mask,
+    selected: list[int],
+    rng,
 ) -> list[Mask]:
     """The mask each selected client trains under (server-side pruning, Algorithm 2 lines
     20-41): the ticket for fed-one-shot (eq. 11) and the baselines; for fed-iterative, K
     nested masks pruned further from ``global_params`` (eq. 12), shuffled by ``rng`` over
-    the clients so that no two clients' masks are the same (eq. 14)."""
+    the clients so that no two clients' masks are the same (eq. 14); with client-side
+    tickets (Fig. 8), each client's own."""
     k = inputs.config.clients_per_round
+    if inputs.client_tickets:
+        return [inputs.client_tickets[c] for c in selected]
     if inputs.variant != "fedltp" or inputs.config.pruning == "one_shot":
         return [ticket] * k
     nested = iterative_client_masks(
@@ -366,13 +399,21 @@ def _diverged(config: FedLTPConfig, t: int, lr: float) -> ValueError:
 
 
 def run_key(
-    config: FedLTPConfig, *, name: str = "fedltp", variant: str = "fedltp", upload_keep=None
+    config: FedLTPConfig,
+    *,
+    name: str = "fedltp",
+    variant: str = "fedltp",
+    upload_keep=None,
+    ablation: Ablation = FULL,
 ) -> str:
     """The key of a run in the store: ``name`` and a fingerprint of the config (and, for a
-    baseline, of ``variant`` and ``upload_keep``; a Fed-LTP run's key is as before them)."""
+    baseline, of ``variant`` and ``upload_keep``, and of the ablation's changed switches;
+    a full Fed-LTP run's key is as before them)."""
     fields = {"name": name, **config.as_dict()}
     if variant != "fedltp":
         fields.update(variant=variant, upload_keep=upload_keep)
+    if ablation.changed():
+        fields.update(ablation=ablation.changed())
     return f"{name}-{fingerprint(fields)}"
 
 
@@ -422,6 +463,7 @@ def run_fedltp(
     on_round: Callable[[dict], None] | None = None,
     variant: str = "fedltp",
     upload_keep: float | None = None,
+    ablation: Ablation = FULL,
 ) -> FedLTPResult:
     """Algorithms 1 and 2 of Fed-LTP on ``data`` (module docstring).
 
@@ -439,10 +481,13 @@ def run_fedltp(
             baselines ignore the ticket fields and ``pruning``).
         upload_keep: Fed-SPA's kept fraction of the prunable weights of each upload, in
             (0, 1] (required for ``"fed-spa"``, refused otherwise).
+        ablation: the components of Fed-LTP the run keeps (:mod:`sims.fedltp.ablation`;
+            anything but all of them needs ``variant="fedltp"``, and client-side tickets
+            fed-one-shot pruning).
     """
-    upload_keep = _checked_arguments(config, data, variant, upload_keep)
+    upload_keep = _checked_arguments(config, data, variant, upload_keep, ablation)
     device = resolve_device(device)
-    run = run_key(config, name=name, variant=variant, upload_keep=upload_keep)
+    run = run_key(config, name=name, variant=variant, upload_keep=upload_keep, ablation=ablation)
     model = model_factory().to(device)
     files = None
     if store is not None:
@@ -458,12 +503,25 @@ def run_fedltp(
             stopped_by_budget=stop.get("reason") == "budget",
             load_state=lambda: files.checkpoints.required(last),
         )
+    client_tickets = (
+        _client_tickets(config, data, model_factory, device) if ablation.tickets == "client" else ()
+    )
     if files is not None and last > 0:
         state = files.checkpoints.required(last)
     else:
-        state = _state_before_round_1(config, data, model_factory, files, variant, device)
+        state = _state_before_round_1(
+            config, data, model_factory, files, variant, device, ablation, client_tickets
+        )
     inputs = RoundInputs.build(
-        config, data, model, run=run, variant=variant, upload_keep=upload_keep, device=device
+        config,
+        data,
+        model,
+        run=run,
+        variant=variant,
+        upload_keep=upload_keep,
+        device=device,
+        ablation=ablation,
+        client_tickets=client_tickets,
     )
     state, stopped = _run_rounds(inputs, state, records, files, on_round, first=last + 1)
     if files is not None:
@@ -488,7 +546,7 @@ def _run_rounds(
     sizes = [len(c) for c in inputs.data.clients_train]
     sampling_rate = min(1.0, config.batch_size / min(sizes))
     for t in range(first, config.rounds + 1):
-        epsilon = epsilon_after(config, t, sampling_rate=sampling_rate)
+        epsilon = epsilon_after(config, t, sampling_rate=sampling_rate, ablation=inputs.ablation)
         if epsilon > config.epsilon:
             logger.info(
                 "round %d would bring epsilon to %.4g > %.4g: stop", t, epsilon, config.epsilon
@@ -505,7 +563,11 @@ def _run_rounds(
 
 
 def _checked_arguments(
-    config: FedLTPConfig, data: FedLTPData, variant: str, upload_keep: float | None
+    config: FedLTPConfig,
+    data: FedLTPData,
+    variant: str,
+    upload_keep: float | None,
+    ablation: Ablation,
 ) -> float | None:
     """ValueError naming the parameter of :func:`run_fedltp` that is out of its domain;
     otherwise ``upload_keep`` as a float (None unless Fed-SPA)."""
@@ -521,6 +583,22 @@ def _checked_arguments(
             f"{config.num_clients} clients. Got {len(data.clients_train)} instead."
         )
     check_choice("variant", variant, func=func, choices=VARIANTS)
+    if not isinstance(ablation, Ablation):
+        raise ValueError(
+            f"The 'ablation' parameter of {func} must be an Ablation. "
+            f"Got {type(ablation).__name__} instead."
+        )
+    if ablation.changed() and variant != "fedltp":
+        raise ValueError(
+            f"The 'ablation' parameter of {func} must be the full Fed-LTP (Ablation()) for "
+            f"variant {variant!r}; ablations apply to variant 'fedltp'. Got {ablation!r} instead."
+        )
+    if ablation.tickets == "client" and config.pruning != "one_shot":
+        raise ValueError(
+            f"The 'ablation' parameter of {func} with tickets='client' needs "
+            f"config.pruning='one_shot' (the nested masks of fed-iterative pruning are the "
+            f"server's). Got pruning={config.pruning!r} instead."
+        )
     if (variant == "fed-spa") != (upload_keep is not None):
         raise ValueError(
             f"The 'upload_keep' parameter of {func} must be given for variant 'fed-spa' "
@@ -534,6 +612,38 @@ def _checked_arguments(
     return upload_keep
 
 
+def _client_tickets(
+    config: FedLTPConfig,
+    data: FedLTPData,
+    model_factory: Callable[[], nn.Module],
+    device: torch.device,
+) -> tuple[Mask, ...]:
+    """Fig. 8's client-side tickets: Algorithm 1 (one ticket) on each client's training
+    data, scored on its validation data, all from the ``w0`` of ticket 0 (same seed), so
+    that the masks index one global model. Deterministic, so a resumed run recomputes
+    them rather than reading them from a checkpoint."""
+    return tuple(
+        find_ticket(
+            model_factory,
+            train,
+            val,
+            seed=config.seed * config.num_tickets,
+            prune_degree=config.prune_degree,
+            iterations=config.ticket_iterations,
+            steps=config.ticket_steps,
+            lr=config.ticket_lr,
+            batch_size=config.ticket_batch_size,
+            device=device,
+        ).mask.to("cpu")
+        for train, val in zip(data.clients_train, data.clients_val, strict=True)
+    )
+
+
+def _union(masks: tuple[Mask, ...]) -> Mask:
+    """The mask keeping every coordinate that one of ``masks`` keeps."""
+    return Mask({n: torch.stack([m.keep[n] for m in masks]).any(0) for n in masks[0].keep})
+
+
 def _state_before_round_1(
     config: FedLTPConfig,
     data: FedLTPData,
@@ -541,17 +651,22 @@ def _state_before_round_1(
     files: _RunFiles | None,
     variant: str,
     device: torch.device,
+    ablation: Ablation,
+    client_tickets: tuple[Mask, ...],
 ) -> ServerState:
     """The state before round 1: from the run's checkpoint of round 0 when there is one
     (a run killed in round 1 does not search its tickets again), else built (Algorithm 1
-    for Fed-LTP, the dense ``w0`` of ticket 0 for a baseline) and checkpointed."""
+    for Fed-LTP; the dense ``w0`` of ticket 0 for a baseline and for Fig. 6's unpruned
+    global model; that ``w0`` under the union of the clients' own tickets for Fig. 8's
+    client-side tickets) and checkpointed."""
     state = files.checkpoints.load(0) if files is not None else None
     if state is not None:
         return state
-    if variant != "fedltp":
+    if variant != "fedltp" or ablation.global_model == "unpruned" or client_tickets:
         with seeded(config.seed * config.num_tickets):  # the w0 of Fed-LTP's ticket 0
             init = current_params(model_factory())
-        state = ServerState.initial(init, Mask.ones(init), ticket_index=-1, ticket_scores=[])
+        mask = _union(client_tickets) if client_tickets else Mask.ones(init)
+        state = ServerState.initial(mask.apply(init), mask, ticket_index=-1, ticket_scores=[])
     else:
         tickets = find_tickets(
             model_factory,

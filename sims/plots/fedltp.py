@@ -10,8 +10,19 @@ from pruneleak.sims.fedltp.empirical import reconstruction_key
 from pruneleak.sims.plots.reconstructions import kept_rows, plot_reconstruction_grid
 
 
-def _curves(result, budget):
-    return [(label, recs) for (label, b), recs in result.curves.items() if b == budget and recs]
+def _curves(result, budget, partition=None, seed=None):
+    """(label, records) of the runs at ``budget``, of one partition and seed (default: the
+    study's first of each)."""
+    study = result.study
+    partition = (
+        (study.partitions or (study.config.partition,))[0] if partition is None else partition
+    )
+    seed = (study.seeds or (study.config.seed,))[0] if seed is None else seed
+    return [
+        (label, recs)
+        for (label, b, part, s), recs in result.curves.items()
+        if b == budget and part == partition and s == seed and recs
+    ]
 
 
 def plot_accuracy_vs_epsilon(result, *, budgets=None):

@@ -1,5 +1,7 @@
-"""Figures 4 and 5 of H-MINE (Liu et al., ICASSP 2021) from the records of
-:func:`sims.experiments.hmine.run_study`: the estimated leakage beside the attack's error."""
+"""Figures 3, 4 and 5 of H-MINE (Liu et al., ICASSP 2021): from the records of
+:func:`sims.experiments.hmine.run_study`, the estimated leakage beside the attack's error;
+from those of :func:`sims.experiments.hmine.run_convergence`, the critics' bounds over
+training."""
 
 from __future__ import annotations
 
@@ -43,3 +45,26 @@ def plot_study(records: list[dict], *, ax=None):
     twin_lines = twin.get_legend_handles_labels()
     ax.legend(lines[0] + twin_lines[0], lines[1] + twin_lines[1], fontsize=7, loc="best")
     return ax
+
+
+CRITIC_LABELS = {"hmine": "H-MINE", "mine": "conventional (MINE, concat MLP)"}
+
+
+def plot_convergence(records: list[dict]):
+    """Fig. 3: one panel per batch size, each critic's validation bound (solid) and
+    training-probe bound (dotted) against the critic's training epochs."""
+    import matplotlib.pyplot as plt
+
+    sizes = sorted({r["batch_size"] for r in records})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.5 * len(sizes), 3.2), squeeze=False)
+    for ax, b in zip(axes[0], sizes, strict=True):
+        for i, r in enumerate(x for x in records if x["batch_size"] == b):
+            label = CRITIC_LABELS[r["critic"]]
+            ax.plot(r["epoch"], r["validation"], "-", color=f"C{i}", label=f"{label}, validation")
+            ax.plot(r["epoch"], r["train"], ":", color=f"C{i}", label=f"{label}, training probe")
+        ax.set_xlabel("critic training epochs")
+        ax.set_ylabel("DV bound [nats]")
+        ax.set_title(f"B = {b}")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -214,7 +214,7 @@ def test_quick_study_rows_share_the_budget_and_carry_the_paper_numbers():
         row["comm_mib"] == row["comm_bytes"] / 2**20 and row["comm_mb"] == row["comm_bytes"] / 1e6
     )
     table = result.table()
-    assert "| DP-Fed | 3 |" in table and "70.41 / 68.89 | 64.36 | 9.71" in table
+    assert "| DP-Fed | iid | 0 | 3 |" in table and "70.41 / 68.89 | 64.36 | 9.71" in table
     assert PAPER_TABLE3["Fed-SPA p=0.2"] == (65.26, 68.96, 38.62, 5.16)  # Table III, line 509
     with pytest.raises(ValueError, match="MNIST"):
         FedLTPStudy.for_scale("paper")
