@@ -29,7 +29,8 @@ paper's Sec. 6 on the scale's configuration:
   column; Sec. 6.1, line 352).
 - ``"seeds"``: the five methods, IID and non-IID, seeds 0, 1, 2, at budget 5.35; the
   paper runs each experiment 3 times (line 372). :meth:`StudyResult.summary` gives each
-  row's mean over the seeds with a Student-t interval (:func:`seed_interval`).
+  row's mean over the seeds with a Student-t interval
+  (:func:`estimators.replicates.seed_interval`).
 - ``"retention"``: Fig. 5, fed-iterative and fed-one-shot at final retention rates
   p = 0.54, 0.40, 0.29, 0.20 (line 406), IID and non-IID, at budget 5.35; the pruning
   degree Pr that gives each p is :func:`prune_degree_for_retention`.
@@ -51,9 +52,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
-from scipy import stats
 
-from pruneleak.bounds.validation import check_choice, check_open_unit, check_real
+from pruneleak.bounds.validation import check_choice, check_real
+from pruneleak.estimators.replicates import seed_interval
 from pruneleak.sims.core.scale import SCALES
 from pruneleak.sims.data.datasets import load_digits_dataset, load_mnist
 from pruneleak.sims.fedltp.ablation import FULL, Ablation
@@ -127,30 +128,6 @@ def prune_degree_for_retention(
             f"clients (Pr = 0). Got {retention!r} instead."
         )
     return 1.0 - retention / largest
-
-
-def seed_interval(values, *, confidence: float = 0.95) -> tuple[float, float, float]:
-    r"""``(mean, low, high)`` of ``values`` over seeds: the Student-t interval
-    :math:`\bar v \pm t_{n-1,(1+c)/2}\, s / \sqrt{n}` (``s`` the sample standard
-    deviation, ``n - 1`` degrees of freedom), which assumes the seeds' values are
-    independent draws of a normal variable. With one value the interval is ``(nan, nan)``.
-
-    >>> [round(v, 4) for v in seed_interval([1.0, 2.0, 3.0])]  # 2 +- 4.3027 / sqrt(3)
-    [2.0, -0.4841, 4.4841]
-    """
-    func = "seed_interval"
-    confidence = check_open_unit("confidence", confidence, func=func)
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 1 or v.size == 0 or not np.isfinite(v).all():
-        raise ValueError(
-            f"The 'values' parameter of {func} must be a non-empty 1-D sequence of finite "
-            f"numbers. Got {values!r} instead."
-        )
-    mean = float(v.mean())
-    if v.size == 1:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf((1 + confidence) / 2, v.size - 1)) * v.std(ddof=1) / math.sqrt(v.size)
-    return mean, float(mean - half), float(mean + half)
 
 
 @dataclass(frozen=True)
@@ -338,7 +315,8 @@ class StudyResult:
     def summary(self, *, confidence: float = 0.95) -> list[dict]:
         """One row per (method, budget, partition): the number of seeds, the mean rounds,
         the retention rate, and ``released_accuracy`` and ``best_accuracy`` as
-        :func:`seed_interval` ``(mean, low, high)`` over the seeds (runs in which no
+        ``(mean, low, high)`` over the seeds (:func:`estimators.replicates.seed_interval`;
+        ``low`` and ``high`` NaN with one seed; runs in which no
         round fit the budget have no accuracy and are left out of the interval)."""
         groups: dict[tuple, list[dict]] = {}
         for r in self.rows:
@@ -356,7 +334,7 @@ class StudyResult:
             }
             for key in ("released_accuracy", "best_accuracy"):
                 ran = [r[key] for r in rows if r["rounds"] > 0]
-                summary[key] = seed_interval(ran, confidence=confidence) if ran else (math.nan,) * 3
+                summary[key] = _interval(ran, confidence) if ran else (math.nan,) * 3
             out.append(summary)
         return out
 
@@ -375,6 +353,12 @@ class StudyResult:
                 f"| {_percent(s['best_accuracy'])} | {s['paper']} |"
             )
         return "\n".join(lines)
+
+
+def _interval(values: list[float], confidence: float) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of one value per seed, NaN ends without an interval."""
+    r = seed_interval({seed: [v] for seed, v in enumerate(values)}, confidence=confidence)
+    return r.mean, math.nan if r.low is None else r.low, math.nan if r.high is None else r.high
 
 
 def _percent(interval: tuple[float, float, float]) -> str:
