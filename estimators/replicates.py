@@ -58,7 +58,7 @@ __all__ = [
 #: The verdict of an interval that contains the claimed value, or of a single run.
 NOT_RESOLVED = "not resolved at this scale"
 #: The kinds of claim :func:`claim_verdict` reads.
-DIRECTIONS = ("value", "greater", "less")
+DIRECTIONS = ("value", "greater", "at_least", "less", "at_most")
 #: How :func:`seed_interval` computes its interval, in words (printed with tables).
 METHOD = "Student t over the seeds' means (each seed's targets averaged first)"
 
@@ -214,16 +214,19 @@ def paired_seed_comparison(
 
 
 def claim_verdict(low, high, claim: float, *, direction: str = "value") -> str:
-    """The verdict of an interval ``[low, high]`` on a claimed value.
+    """The verdict of an interval ``[low, high]`` on a claim about the quantity it covers.
 
     Args:
         low, high: the interval (None: a single run, no interval).
-        claim: the claimed value, in the interval's unit.
-        direction: ``"value"`` (the claim is the value itself: "the interval lies
-            above the claim", "... below the claim", or :data:`NOT_RESOLVED`),
-            ``"greater"`` (the claim is "the quantity exceeds ``claim``": ``"holds"``
-            when the interval lies above, ``"fails"`` when it lies below) or ``"less"``
-            (the mirror image).
+        claim: the claimed value or threshold, in the interval's unit.
+        direction: what is claimed. ``"value"``: the quantity equals ``claim``; the verdict
+            is ``"above the claim"`` or ``"below the claim"`` when the interval lies
+            entirely on one side, else :data:`NOT_RESOLVED`. ``"greater"`` / ``"less"``:
+            the quantity is strictly above / below ``claim``; ``"at_least"`` /
+            ``"at_most"``: it is not below / not above it. These give ``"holds"`` when
+            every value of the interval satisfies the claim, ``"fails"`` when none does
+            (an interval [0, 0] fails "the change is negative": every run measured no
+            change), else :data:`NOT_RESOLVED`.
 
     Examples
     --------
@@ -231,6 +234,8 @@ def claim_verdict(low, high, claim: float, *, direction: str = "value") -> str:
     'not resolved at this scale'
     >>> claim_verdict(0.1, 0.4, 0.0, direction="greater")
     'holds'
+    >>> claim_verdict(0.0, 0.0, 0.0, direction="less")
+    'fails'
     """
     func = "claim_verdict"
     direction = check_choice("direction", direction, func=func, choices=DIRECTIONS)
@@ -239,12 +244,16 @@ def claim_verdict(low, high, claim: float, *, direction: str = "value") -> str:
         return NOT_RESOLVED
     low = check_real("low", low, func=func)
     high = check_real("high", high, func=func, low=low)
-    side = "above" if low > claim else "below" if high < claim else None
-    if side is None:
-        return NOT_RESOLVED
     if direction == "value":
-        return f"{side} the claim"
-    return "holds" if (side == "above") == (direction == "greater") else "fails"
+        side = "above" if low > claim else "below" if high < claim else None
+        return NOT_RESOLVED if side is None else f"{side} the claim"
+    holds, fails = {
+        "greater": (low > claim, high <= claim),
+        "at_least": (low >= claim, high < claim),
+        "less": (high < claim, low >= claim),
+        "at_most": (high <= claim, low > claim),
+    }[direction]
+    return "holds" if holds else "fails" if fails else NOT_RESOLVED
 
 
 def mean_interval_text(mean, interval, digits: int = 3) -> str:

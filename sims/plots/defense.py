@@ -491,7 +491,7 @@ def _table2_verdicts(row: Mapping) -> dict[str, str]:
     verdicts = {"lowers_nmi": claim_verdict(*ci, 0.0, direction="greater")}
     if row["paper_improvement_pct"] is not None:
         verdicts["improvement"] = claim_verdict(*ci, row["paper_improvement_pct"])
-    verdicts["accuracy"] = claim_verdict(*acc, 0.0, direction="greater")
+    verdicts["accuracy"] = claim_verdict(*acc, 0.0, direction="at_least")
     return verdicts
 
 

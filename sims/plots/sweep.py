@@ -377,8 +377,8 @@ def plot_trend(rows: Sequence[Mapping], *, attack: str = "sgi"):
     )
     fig.suptitle(
         wrap(
-            f"{attack.upper()}: mean and 95 % interval over seeds (hollow: the fall with p "
-            "is not resolved)",
+            f"{attack.upper()}: mean and 95 % interval over seeds (hollow: no fall with p "
+            "resolved at this scale)",
             90,
         )
     )

@@ -88,6 +88,13 @@ def test_interval_covers_the_mean_of_a_random_effects_model_at_its_level():
         (-0.3, -0.1, 0.0, "greater", "fails"),
         (-0.3, -0.1, 0.0, "less", "holds"),
         (-0.3, 0.1, 0.0, "less", NOT_RESOLVED),
+        (0.0, 0.0, 0.0, "less", "fails"),  # no change in any run: "it falls" is refuted
+        (0.0, 0.0, 0.0, "greater", "fails"),
+        (0.0, 0.2, 0.0, "at_least", "holds"),
+        (-0.2, 0.0, 0.0, "at_most", "holds"),
+        (-0.2, -0.1, 0.0, "at_least", "fails"),
+        (0.1, 0.2, 0.0, "at_most", "fails"),
+        (-0.1, 0.2, 0.0, "at_least", NOT_RESOLVED),
         (None, None, 0.0, "value", NOT_RESOLVED),
     ],
 )
