@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math  # noqa: F401 (the doctests use it)
+import math
 
 import numpy as np
 import sympy as sp
@@ -271,10 +271,19 @@ def fedltp_epsilon_composition(
     check_choice("validation", validation, func=func, choices=VALIDATIONS)
     a = _sampled_orders(_order_list(orders, func), func)
     n_steps = (t + 1) * steps
+    if delta / n_steps == 0.0:  # each step's share of delta is below the smallest float
+        raise ValueError(
+            f"The 'delta' parameter of {func} must be at least (t + 1) * steps_per_round * "
+            f"5e-324 = {n_steps * 5e-324:.3g} (each of the {n_steps} steps gets delta / "
+            f"{n_steps}). Got {delta!r} instead."
+        )
     step_eps, order = epsilon_from_rdp(
         a, rdp_sampled_gaussian(a, q=q, noise_multiplier=sigma), delta / n_steps
     )
-    release = 0.0 if validation == "none" else (t + 1) / lam
+    if validation == "none":
+        release = 0.0
+    else:  # a Laplace release at scale 0 is the exact score: no privacy
+        release = math.inf if lam == 0 else (t + 1) / lam
     with np.errstate(over="ignore"):
         return float(n_steps * step_eps + release), order
 

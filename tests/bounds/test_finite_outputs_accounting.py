@@ -506,6 +506,30 @@ ACCOUNTING = {
         inf_ok=_fedltp_corrected_inf_ok,
         examples=80,
     ),
+    # Fig. 9's "without zCDP": basic composition. Bounded noise, rates and rounds keep the
+    # sum of per-step epsilons inside the float range, so inf is the documented case only:
+    # a Laplace release at scale 0, or a sampled step without noise.
+    "fedltp_epsilon_composition": Case(
+        acc.fedltp_epsilon_composition,
+        st.fixed_dictionaries(
+            {
+                "t": st.integers(0, 10_000),
+                "q": UNIT,
+                "noise_multiplier": st.one_of(st.just(0.0), st.floats(0.1, 1e6)),
+                "lambda_val": st.one_of(st.just(0.0), st.floats(1e-3, 1e300)),
+                "delta": st.floats(1e-300, 1.0, exclude_max=True),  # delta / n_steps > 0
+                "steps_per_round": st.integers(1, 100),
+                "orders": SAMPLED_ORDER_LIST,
+                "validation": st.sampled_from(["exact", "zcdp", "none"]),
+            }
+        ),
+        privacy=True,
+        pick=lambda out: out[0],
+        inf_ok=lambda t, q, noise_multiplier, lambda_val, validation, **kw: (
+            (lambda_val == 0 and validation != "none") or (q > 0 and noise_multiplier == 0)
+        ),
+        examples=80,
+    ),
 }
 
 

@@ -29,7 +29,17 @@ from hypothesis import strategies as st
 from mi_warnings import estimate_quietly
 
 from pruneleak import estimators
-from pruneleak.estimators import closed_form, estimate, image, ksg, mi, neural, nmi, samples
+from pruneleak.estimators import (
+    closed_form,
+    estimate,
+    image,
+    ksg,
+    mi,
+    neural,
+    nmi,
+    replicates,
+    samples,
+)
 from pruneleak.estimators.neural import interval, objectives
 
 COVERED: set[str] = set()
@@ -45,6 +55,12 @@ EXEMPT = {
     "estimators.device.check_device": "validates a device name; returns it unchanged",
     "estimators.device.resolve_device": "returns a torch.device, no numeric output",
     "estimators.nmi.PermutationNull": "result record of nmi_permutation_null",
+    "estimators.replicates.SeedInterval": "result record of seed_interval",
+    "estimators.replicates.PairedComparison": "result record of paired_seed_comparison",
+    "estimators.replicates.mean_interval_text": "formats a SeedInterval as text",
+    "estimators.neural.estimators.CriticPreset": (
+        "the critic sizes of a named H-MINE preset; HMINE(preset=...) is covered"
+    ),
     "estimators.estimate.MIEstimate": "result record of every MI estimator",
     "estimators.estimate.MIWarning": "warning category, no numeric output",
     "estimators.registry.MIEstimator": "typing protocol, no behaviour of its own",
@@ -629,3 +645,34 @@ def test_make_estimate_contains_its_value(value, low, width):
     assert est.ci_low <= est.value <= est.ci_high
     assert any("negative" in m for m in est.warnings) == (value < 0)
     assert math.isfinite(est.bits)
+
+
+#: Per-target values of 1 to 4 seeds, 1 to 5 targets each, over the whole float range.
+REPLICATES = st.lists(
+    st.lists(st.floats(-1e300, 1e300), min_size=1, max_size=5), min_size=1, max_size=4
+)
+
+
+@covers(replicates.seed_interval, replicates.paired_seed_comparison, replicates.claim_verdict)
+@settings(max_examples=60, deadline=None)
+@given(a=REPLICATES, b=REPLICATES, claim=st.floats(-1e300, 1e300))
+def test_replicate_intervals_are_ordered_around_the_mean_and_give_a_verdict(a, b, claim):
+    """The mean lies in its interval (when finite: a spread of 1e300-size values may
+    overflow to inf, which the interval then says), and every verdict is one of the
+    documented ones."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # overflow of 1e300-size spreads
+        r = replicates.seed_interval(dict(enumerate(a)))
+        paired = replicates.paired_seed_comparison(dict(enumerate(a)), dict(enumerate(b)))
+    assert not math.isnan(r.mean)
+    for result in (r, paired.interval):
+        if result.low is not None and math.isfinite(result.low + result.high):
+            assert result.low <= result.mean <= result.high
+    assert paired.p_value is None or (0.0 <= paired.p_value <= 1.0 or math.isnan(paired.p_value))
+    if r.low is not None and math.isfinite(r.low) and math.isfinite(r.high):
+        for direction in replicates.DIRECTIONS:
+            verdict = replicates.claim_verdict(r.low, r.high, claim, direction=direction)
+            assert verdict in {"holds", "fails", replicates.NOT_RESOLVED} | {
+                "above the claim",
+                "below the claim",
+            }

@@ -64,6 +64,13 @@ def test_basic_composition_is_looser_than_renyi_composition():
         assert fedltp_epsilon_composition(t, **kw)[0] > fedltp_epsilon_corrected(t, **kw)[0]
 
 
+def test_composition_edges_are_inf_or_a_named_error():
+    kw = {**SCHEDULE, "orders": ORDERS}
+    assert fedltp_epsilon_composition(3, **{**kw, "lambda_val": 0.0})[0] == math.inf
+    with pytest.raises(ValueError, match=r"'delta' parameter .* at least .* Got 1e-323"):
+        fedltp_epsilon_composition(3, **{**kw, "delta": 1e-323, "steps_per_round": 10})
+
+
 def test_the_ablations_change_what_a_schedule_affords():
     config = tiny_config(epsilon=4.0, rounds=200)
     kw = {"sampling_rate": 0.2}
