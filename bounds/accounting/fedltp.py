@@ -280,10 +280,8 @@ def fedltp_epsilon_composition(
     step_eps, order = epsilon_from_rdp(
         a, rdp_sampled_gaussian(a, q=q, noise_multiplier=sigma), delta / n_steps
     )
-    if validation == "none":
-        release = 0.0
-    else:  # a Laplace release at scale 0 is the exact score: no privacy
-        release = math.inf if lam == 0 else (t + 1) / lam
+    # a Laplace release at scale 0 is the exact score: no privacy
+    release = 0.0 if validation == "none" else math.inf if lam == 0 else (t + 1) / lam
     with np.errstate(over="ignore"):
         return float(n_steps * step_eps + release), order
 
