@@ -355,6 +355,15 @@ def test_comparison_pairs_only_the_images_defined_under_both_conditions_everywhe
     assert nothing["images"] == 0 and math.isnan(nothing["gap"])
     assert result.leakage_calls()["sift"] == "unclear"
     assert "0 images with keypoints, no vote" in result.verdict()
+    for row in result.rows:  # the noise rows, with what beside_paper reads
+        row.update(accuracy=0.9, ssim_mean=0.5)
+    result.rows += [
+        {"condition": c, "sparsity": k, "accuracy": 0.9, "ssim_mean": 0.5, "matched": True}
+        for c, k in (("none", 0.0), ("prune_public", 0.5), ("prune_public", 0.9))
+    ]
+    table = pvn.beside_paper(result, "figure7")
+    assert "sift undefined (no image scored under both at every sparsity)" in table
+    assert "ssim lower under pruning at 2 of 2 sparsities" in table
 
 
 def _gap_result(per_image_gaps):

@@ -85,6 +85,8 @@ def _leakage_smaller(result: PruneVsNoiseResult) -> str:
         f"{m} lower under pruning at {comparison[m]['wins']} of "
         f"{comparison[m]['sparsities']} sparsities, gap {comparison[m]['gap']:+.3f} ± "
         f"{comparison[m]['stderr']:.3f} ({calls[m]})"
+        if comparison[m]["images"]
+        else f"{m} undefined (no image scored under both at every sparsity)"
         for m in PAPER_METRICS
     ]
     return f"dense-Φ attacker: {'; '.join(parts)}; overall {calls['overall']}"
