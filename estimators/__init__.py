@@ -4,5 +4,5 @@ Units. Every mutual information and entropy here (``estimators.mi``, ``estimator
 ``estimators.neural``, the plug-in MI of ``estimators.nmi``) is in **nats**, the natural
 unit of the estimators' formulas (digamma, log-sum-exp); the functions take no ``unit``.
 Divide by ``math.log(2)`` to compare with ``bounds``, whose default unit is bits. NMI,
-SSIM and pHash similarity are unitless; PSNR is in decibels.
+SSIM, pHash and SIFT similarity are unitless; PSNR is in decibels.
 """

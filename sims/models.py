@@ -1,5 +1,5 @@
-"""Models of the PriPrune experiments: Conv-k (FEMNIST), VGG-k (CIFAR-10), LeNet-5, logistic
-regression.
+"""Models of the experiments: PriPrune's Conv-k (FEMNIST) and VGG-k (CIFAR-10), Huang et
+al.'s LeNet-5 (MNIST) and VGG-19 (CIFAR-10), logistic regression.
 
 All models avoid BatchNorm and in-place operations so that
 ``torch.func.functional_call``, ``grad`` and ``vmap`` work on them, and record their
@@ -215,14 +215,21 @@ def _conv_net(
     )
 
 
-# PriPrune's VGG-k for CIFAR-10 (appendix "Impact of Model Size"): conv widths ("M" = 2x2
-# max-pool) and hidden linear widths. See :func:`vgg`.
+# PriPrune's VGG-k for CIFAR-10 (appendix "Impact of Model Size") and Huang et al.'s
+# VGG-19: conv widths ("M" = 2x2 max-pool) and hidden linear widths. See :func:`vgg`.
 VGG_CONFIGS: dict[int, tuple[tuple[int | str, ...], tuple[int, ...]]] = {
     4: ((64, "M", 128, "M"), (128,)),
     6: ((64, "M", 128, "M", 256, "M", 512, "M"), (128,)),
     9: ((64, "M", 128, "M", 256, "M", 512, "M", 512, 512, "M"), (256, 128)),
     11: ((64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"), (256, 128)),
+    19: (
+        (64, 64, "M", 128, 128, "M", *(256,) * 4, "M", *(512,) * 4, "M", *(512,) * 4, "M"),
+        (512, 512),
+    ),
 }
+#: Channels of the first conv block of every VGG in :data:`VGG_CONFIGS` (Simonyan and
+#: Zisserman's 64); :func:`vgg`'s ``width`` scales all conv widths by ``width / 64``.
+VGG_BASE_WIDTH = 64
 
 
 def _mlp(in_features: int, hidden: tuple[int, ...], num_classes: int, activation: str):
@@ -240,9 +247,11 @@ def vgg(
     image_size: int = 32,
     num_classes: int = 10,
     activation: str = "relu",
+    width: int = VGG_BASE_WIDTH,
 ) -> ConvNet:
     """PriPrune's VGG-4/6/9/11 (arXiv:2310.19958 appendix and journal Sec. 4.3, "Impact of
-    Model Size"): 3x3 'same' convolutions, 2x2 max-pools, no BatchNorm, no dropout.
+    Model Size") and Huang et al.'s VGG-19 (arXiv:2003.01876, Section 4.1 and Table 2):
+    3x3 'same' convolutions, 2x2 max-pools, no BatchNorm, no dropout.
 
     The paper gives only the layer counts and the parameter counts on 32x32x3 with 10
     classes; the layouts below reproduce all four counts *exactly*:
@@ -268,14 +277,22 @@ def vgg(
     widths has 1,125,642 parameters, while 2 conv + 2 linear (4 weight layers, matching
     the name as VGG-6/9/11 match theirs) does: we follow the count and the name.
 
+    VGG-19 is Simonyan and Zisserman's configuration E (64 64 M 128 128 M 256 x4 M 512 x4
+    M 512 x4 M: 16 conv layers) with the 512-512-10 classifier of the common CIFAR-10
+    adaptation (Huang et al. give neither its classifier nor whether it has BatchNorm):
+    20,554,826 parameters on 32x32x3 with 10 classes.
+
     On other image sizes a pool is applied only while the map is at least 2 pixels wide
     (a map never pools below 1x1), so the models also run on 8x8 digits.
 
     Args:
-        depth: 4, 6, 9 or 11.
+        depth: 4, 6, 9, 11 or 19.
         in_channels, image_size: input ``(C, H, H)``.
         num_classes: output units.
         activation: ``"relu"`` (as in VGG) or ``"sigmoid"`` / ``"tanh"`` for attacks.
+        width: channels of the first conv block, >= 1; every conv width is scaled by
+            ``width / 64`` (at least 1 channel), the hidden linear widths are kept. The
+            papers' models have 64; a slimmer VGG-19 (``width=8``) trains on a CPU.
     """
     func = "vgg"
     check_choice("depth", depth, func=func, choices=tuple(VGG_CONFIGS))
@@ -283,19 +300,22 @@ def vgg(
         func, in_channels, image_size, num_classes
     )
     check_choice("activation", activation, func=func, choices=tuple(_ACTIVATIONS))
+    width = check_int("width", width, func=func, low=1)
     sizes = {
         "depth": depth,
         "in_channels": in_channels,
         "image_size": image_size,
         "num_classes": num_classes,
+        "width": width,
     }
     return _fitting(
-        func, sizes, lambda: _vgg(depth, in_channels, image_size, num_classes, activation)
+        func, sizes, lambda: _vgg(depth, in_channels, image_size, num_classes, activation, width)
     )
 
 
-def _vgg(depth, in_channels, image_size, num_classes, activation) -> ConvNet:
+def _vgg(depth, in_channels, image_size, num_classes, activation, width) -> ConvNet:
     plan, hidden = VGG_CONFIGS[depth]
+    plan = [item if item == "M" else max(1, item * width // VGG_BASE_WIDTH) for item in plan]
     layers: list[nn.Module] = []
     channels, size = in_channels, image_size
     for item in plan:
@@ -398,7 +418,7 @@ _CONV_OPTIONS = ("width", "hidden", "activation", "pooling")
 # name -> registered model; a new model is one line here.
 _MODELS: dict[str, _Registered] = {
     **{f"conv{k}": _Registered(conv_net, {"num_conv": k}, _CONV_OPTIONS) for k in (1, 2, 4, 6)},
-    **{f"vgg{k}": _Registered(vgg, {"depth": k}, ("activation",)) for k in VGG_CONFIGS},
+    **{f"vgg{k}": _Registered(vgg, {"depth": k}, ("activation", "width")) for k in VGG_CONFIGS},
     "lenet5": _Registered(lenet5, {}, ("activation", "pooling")),
     "logreg": _Registered(logistic_regression, {}, ()),
 }
@@ -422,7 +442,8 @@ def build_model(
 
     ``"conv1"``, ``"conv2"``, ``"conv4"``, ``"conv6"``: PriPrune's Conv-k, ``options``
     go to :func:`conv_net` (``width``, ``hidden``, ``activation``, ``pooling``);
-    ``"vgg4"``, ``"vgg6"``, ``"vgg9"``, ``"vgg11"``: :func:`vgg` (``activation``);
+    ``"vgg4"``, ``"vgg6"``, ``"vgg9"``, ``"vgg11"``, ``"vgg19"``: :func:`vgg`
+    (``activation``, ``width``);
     ``"lenet5"``: :func:`lenet5` (``activation``, ``pooling``); ``"logreg"``:
     :func:`logistic_regression` (no options). An option the model does not take is
     refused (:func:`model_options`).

@@ -17,32 +17,37 @@ _STYLE = {
 }
 
 
-def plot_similarity_curves(result: PruneVsNoiseResult):
-    """Figure 6 (a)-(d) and Figure 5 (a) in one 2x3 grid.
+def _values(rows: list[dict], key: str) -> np.ndarray:
+    """``row[key]`` of each row as floats, a gap (NaN, which matplotlib leaves out) where
+    the metric is undefined on every image (None)."""
+    return np.array([np.nan if r[key] is None else r[key] for r in rows], dtype=float)
 
-    Five panels: mean similarity (SSIM, pHash, INFE, PSNR, NMI) versus test accuracy for
-    noise and for pruning under both attackers, the range over images shaded (not for
+
+def plot_similarity_curves(result: PruneVsNoiseResult):
+    """Figure 6 (a)-(d) and Figure 5 (a) in one 2x4 grid.
+
+    Six panels: mean similarity (SSIM, SIFT, pHash, INFE, PSNR, NMI) versus test accuracy
+    for noise and for pruning under both attackers, the range over images shaded (not for
     INFE, as in the paper), dashed verticals at the matched accuracies (sparsity k
-    annotated), the undefended dense network dotted. Sixth panel: test accuracy versus
-    sparsity with the matched noise scale b. Returns the matplotlib figure.
+    annotated), the undefended dense network dotted; SIFT's means are over the images
+    with keypoints. Seventh panel: test accuracy versus sparsity with the matched noise
+    scale b. Returns the matplotlib figure.
     """
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5), constrained_layout=True)
+    fig, axes = plt.subplots(2, 4, figsize=(17, 7.5), constrained_layout=True)
     ks = result.config.sparsities
     matched_acc = [result.row("prune_public", k)["accuracy"] for k in ks]
     for ax, metric in zip(axes.flat, METRICS, strict=False):
         for condition, (colour, marker, label) in _STYLE.items():
             rows = [result.row(condition, k) for k in ks]
             acc = [r["accuracy"] for r in rows]
-            ax.plot(
-                acc, [r[f"{metric}_mean"] for r in rows], marker=marker, color=colour, label=label
-            )
+            ax.plot(acc, _values(rows, f"{metric}_mean"), marker=marker, color=colour, label=label)
             if metric != "infe":
                 ax.fill_between(
                     acc,
-                    [r[f"{metric}_min"] for r in rows],
-                    [r[f"{metric}_max"] for r in rows],
+                    _values(rows, f"{metric}_min"),
+                    _values(rows, f"{metric}_max"),
                     color=colour,
                     alpha=0.1,
                 )
@@ -59,7 +64,7 @@ def plot_similarity_curves(result: PruneVsNoiseResult):
                 color="grey",
             )
         ax.axhline(
-            result.row("none", 0.0)[f"{metric}_mean"],
+            _values([result.row("none", 0.0)], f"{metric}_mean")[0],
             color="black",
             ls=":",
             lw=1,
@@ -71,6 +76,7 @@ def plot_similarity_curves(result: PruneVsNoiseResult):
         ax.axhline(chance, color="black", ls="-.", lw=0.8, label="NMI chance level")
         ax.legend(fontsize=7)
     axes[0, 0].legend(fontsize=7)
+    axes[1, 3].set_visible(False)
     ax = axes[1, 2]
     ax.plot(ks, matched_acc, marker="s", color="tab:blue", label="pruned")
     ax.axhline(result.dense_accuracy, color="black", ls=":", label="dense")
@@ -86,11 +92,20 @@ def plot_similarity_curves(result: PruneVsNoiseResult):
     twin.set_ylabel("Laplace scale b", color="tab:red")
     ax.legend(loc="lower left", fontsize=7)
     cfg = result.config
+    network = {"lenet5": "LeNet-5", "vgg19": f"VGG-19 (width {cfg.width})"}[cfg.model]
     fig.suptitle(
-        f"LeNet-5 {cfg.layer.upper()} on {cfg.dataset}: inversion similarity at "
+        f"{network} {cfg.layer.upper()} on {cfg.dataset}: inversion similarity at "
         f"matched accuracy ({len(result.originals)} images; verticals: sparsity k)"
     )
     return fig
+
+
+def _show(ax, image: np.ndarray) -> None:
+    """One ``(C, H, W)`` image in [0, 1]: in colour when it has 3 channels, else grey."""
+    if image.shape[0] == 3:
+        ax.imshow(image.transpose(1, 2, 0), vmin=0, vmax=1)
+    else:
+        ax.imshow(image.mean(axis=0), cmap="gray", vmin=0, vmax=1)
 
 
 def plot_example_inversions(result: PruneVsNoiseResult, num_examples: int = 2):
@@ -122,14 +137,12 @@ def plot_example_inversions(result: PruneVsNoiseResult, num_examples: int = 2):
         ax.spines[:].set_visible(False)
     for i in range(num_examples):
         block = axes[i * len(conditions) : (i + 1) * len(conditions)]
-        block[0, 0].imshow(result.originals[i].mean(axis=0), cmap="gray", vmin=0, vmax=1)
-        none = result.reconstructions[("none", 0.0)]
-        block[0, 1].imshow(none[i].mean(axis=0), cmap="gray", vmin=0, vmax=1)
+        _show(block[0, 0], result.originals[i])
+        _show(block[0, 1], result.reconstructions[("none", 0.0)][i])
         for r, condition in enumerate(conditions):
             block[r, 2].set_ylabel(_STYLE[condition][2], fontsize=6)
             for j, k in enumerate(ks):
-                image = result.reconstructions[(condition, k)][i]
-                block[r, 2 + j].imshow(image.mean(axis=0), cmap="gray", vmin=0, vmax=1)
+                _show(block[r, 2 + j], result.reconstructions[(condition, k)][i])
     axes[0, 0].set_title("original", fontsize=7)
     axes[0, 1].set_title("no defence", fontsize=7)
     for j, k in enumerate(ks):

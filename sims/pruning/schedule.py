@@ -18,10 +18,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from pruneleak.bounds.validation import check_int, check_real
+from pruneleak.bounds.validation import check_choice, check_int, check_real
 from pruneleak.sims.core.functional import check_batch, check_lr
 from pruneleak.sims.core.runtime import check_seed
 from pruneleak.sims.pruning.mask import Mask, magnitude_mask
+
+#: The optimizers of :func:`train_sgd` (Huang et al., Table 2: SGD for MNIST, Adam for
+#: CIFAR-10).
+OPTIMIZERS = ("sgd", "adam")
 
 
 @dataclass(frozen=True)
@@ -102,9 +106,10 @@ def train_sgd(
     seed: int = 0,
     schedule: CubicSchedule | None = None,
     anneal: bool = True,
+    optimizer: str = "sgd",
 ) -> Mask:
-    """Minibatch SGD with momentum on ``model`` in place, optionally with gradual magnitude
-    pruning (Huang et al., Algorithm 2; Zhu and Gupta's schedule).
+    """Minibatch SGD with momentum (or Adam) on ``model`` in place, optionally with gradual
+    magnitude pruning (Huang et al., Algorithm 2; Zhu and Gupta's schedule).
 
     Without ``schedule`` this is Algorithm 2's training stage (lines 5-8). With it, it is
     the pruning stage (lines 9-15): at each update step of the schedule the layer-wise
@@ -127,6 +132,9 @@ def train_sgd(
         seed: seeds the minibatch order.
         schedule: gradual pruning schedule, or None for dense training.
         anneal: cosine learning-rate annealing over the call.
+        optimizer: ``"sgd"`` (with ``momentum``; Table 2's optimizer for MNIST) or
+            ``"adam"`` (PyTorch's defaults besides ``lr``, ``momentum`` unused; Table 2's
+            optimizer for CIFAR-10).
 
     Returns:
         The final mask (all-True without a schedule).
@@ -141,12 +149,16 @@ def train_sgd(
     batch_size = check_int("batch_size", batch_size, func=func, low=1)
     lr = check_lr("lr", lr, func=func)
     momentum = check_real("momentum", momentum, func=func, low=0, high=1, high_inclusive=False)
+    check_choice("optimizer", optimizer, func=func, choices=OPTIMIZERS)
     generator = torch.Generator().manual_seed(check_seed(seed, func=func))
     params = dict(model.named_parameters())
     mask = Mask.ones(params)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    if optimizer == "adam":
+        stepper = torch.optim.Adam(model.parameters(), lr=lr)
+    else:
+        stepper = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     total_steps = epochs * math.ceil(len(images) / batch_size)
-    annealing = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
+    annealing = torch.optim.lr_scheduler.CosineAnnealingLR(stepper, T_max=total_steps)
     step = 0
     model.train()
     for epoch in range(1, epochs + 1):
@@ -159,9 +171,9 @@ def train_sgd(
                 _apply_mask_(model, mask)
             loss = nn.functional.cross_entropy(model(images[index]), labels[index])
             epoch_loss += loss.detach() * len(index)
-            optimizer.zero_grad(set_to_none=True)
+            stepper.zero_grad(set_to_none=True)
             loss.backward()
-            optimizer.step()
+            stepper.step()
             if anneal:
                 annealing.step()
             step += 1

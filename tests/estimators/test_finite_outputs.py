@@ -39,6 +39,7 @@ from pruneleak.estimators import (
     nmi,
     replicates,
     samples,
+    sift,
 )
 from pruneleak.estimators.neural import interval, objectives
 
@@ -61,6 +62,7 @@ EXEMPT = {
     "estimators.neural.estimators.CriticPreset": (
         "the critic sizes of a named H-MINE preset; HMINE(preset=...) is covered"
     ),
+    "estimators.sift.SiftSimilarity": "result record of sift_similarity",
     "estimators.estimate.MIEstimate": "result record of every MI estimator",
     "estimators.estimate.MIWarning": "warning category, no numeric output",
     "estimators.registry.MIEstimator": "typing protocol, no behaviour of its own",
@@ -249,6 +251,19 @@ def test_phash_is_64_bits_and_similarity_in_range(pair):
     assert image.phash(x[0]).shape == (64,)
     similarity = image.phash_similarity(x, y, per_image=True)
     assert np.all((similarity >= 0.0) & (similarity <= 1.0))
+
+
+@covers(sift.sift_similarity)
+@settings(max_examples=30, deadline=None)
+@given(pair=image_pairs(batch=True, min_side=6))
+def test_sift_similarity_is_in_unit_interval_or_undefined_with_a_reason(pair):
+    x, y, (low, high) = pair
+    for result in sift.sift_similarity(x, y, data_range=high - low, per_image=True):
+        assert 0 <= result.good <= result.matched
+        if result.defined:
+            assert 0.0 <= result.value <= 1.0 and result.reason == ""
+        else:
+            assert result.value is None and result.reason.startswith("no SIFT keypoint")
 
 
 @covers(image.inference_accuracy)

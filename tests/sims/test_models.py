@@ -173,6 +173,25 @@ def test_vgg11_by_hand():
     assert features + head == PAPER_VGG_COUNTS[11]
 
 
+def test_vgg19_by_hand_and_its_slim_version():
+    # configuration E (Simonyan & Zisserman 2014, Table 1 column E) + 512-512-10
+    widths = [3, 64, 64, 128, 128, *[256] * 4, *[512] * 8]
+    features = sum(_conv_count(a, b) for a, b in itertools.pairwise(widths))
+    assert features == 20_024_384  # VGG-19's conv layers, as in torchvision's vgg19
+    head = _linear_count(512, 512) + _linear_count(512, 512) + _linear_count(512, 10)
+    model = vgg(19)
+    assert count_parameters(model) == features + head == 20_554_826
+    assert sum(isinstance(m, nn.Conv2d) for m in model.modules()) == 16
+    slim = vgg(19, width=8)  # every conv width / 8, the classifier kept
+    slim_widths = [3, *(w // 8 for w in widths[1:])]
+    slim_features = sum(_conv_count(a, b) for a, b in itertools.pairwise(slim_widths))
+    assert count_parameters(slim) == slim_features + _linear_count(64, 512) + head - (
+        _linear_count(512, 512)
+    )
+    assert slim(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+    assert count_parameters(vgg(11, width=64)) == PAPER_VGG_COUNTS[11]
+
+
 def test_lenet5_and_logistic_regression_counts():
     # LeNet-5 on MNIST: 156 + 2,416 + 48,120 + 10,164 + 850 = 61,706 (LeCun et al. 1998).
     mnist = lenet5(in_channels=1, image_size=28, num_classes=10)
@@ -183,7 +202,7 @@ def test_lenet5_and_logistic_regression_counts():
     assert count_parameters(logreg) == 3 * 32 * 32 * 10 + 10
 
 
-@pytest.mark.parametrize("name", ["vgg4", "vgg6", "vgg9", "vgg11", "lenet5", "logreg"])
+@pytest.mark.parametrize("name", ["vgg4", "vgg6", "vgg9", "vgg11", "vgg19", "lenet5", "logreg"])
 @pytest.mark.parametrize("shape", [(1, 8, 8), (1, 28, 28), (3, 32, 32)])
 def test_new_models_in_registry_run_on_every_image_size(name, shape):
     model = build_model(name, image_shape=shape, num_classes=10)
@@ -196,6 +215,7 @@ def test_new_models_in_registry_run_on_every_image_size(name, shape):
     [
         (vgg, {"depth": 13}, "depth"),
         (vgg, {"depth": 11, "activation": "gelu"}, "activation"),
+        (vgg, {"depth": 19, "width": 0}, "'width' parameter of vgg"),
         (lenet5, {"num_classes": 1}, "num_classes"),
         (lenet5, {"pooling": "lp"}, "pooling"),
         (logistic_regression, {"in_channels": 0, "image_size": 8, "num_classes": 10}, "in_"),

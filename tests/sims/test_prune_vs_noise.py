@@ -14,7 +14,7 @@ from pruneleak.sims.core.runtime import seeded
 from pruneleak.sims.data.datasets import load_digits_dataset
 from pruneleak.sims.experiments import prune_vs_noise as pvn
 from pruneleak.sims.fl.server import evaluate
-from pruneleak.sims.models import lenet5
+from pruneleak.sims.models import VGG_CONFIGS, lenet5, vgg
 from pruneleak.sims.pruning.mask import Mask
 from pruneleak.sims.pruning.schedule import train_sgd
 
@@ -270,7 +270,12 @@ def test_experiment_rows_cover_every_condition_and_sparsity(tiny_result):
         for condition in ("noise", *pvn.PRUNE_CONDITIONS):
             row = tiny_result.row(condition, k)
             for metric in pvn.METRICS:
-                assert row[f"{metric}_min"] <= row[f"{metric}_mean"] <= row[f"{metric}_max"]
+                low, mean, high = (row[f"{metric}_{s}"] for s in ("min", "mean", "max"))
+                if metric == "sift" and row["sift_defined"] == 0:
+                    # 8x8 inversions rarely have a SIFT keypoint: no value, no number made up
+                    assert low is mean is high is None
+                else:
+                    assert low <= mean <= high
         pruned = tiny_result.row("prune_informed", k)
         # layer-wise rounding of k * n_layer: within half a weight per layer (5 layers) of k
         num_prunable = Mask.ones(lenet5(image_size=8)).num_prunable()
@@ -299,6 +304,26 @@ def _synthetic_result(prune_scores, noise_scores):
     return result
 
 
+def test_sift_is_masked_where_an_image_has_no_keypoint():
+    x = torch.zeros(3, 1, 28, 28)
+    x[:, :, 6:22, 10:18] = 1.0  # a bright bar: SIFT keypoints
+    reconstructions = x.clone()
+    reconstructions[1] = 0.0  # blank: none
+    classifier = lenet5(image_size=28)
+    scores = pvn.score_inversions(x, reconstructions, torch.zeros(3, dtype=torch.int64), classifier)
+    sift = scores["sift"]
+    assert np.ma.isMaskedArray(sift) and sift.mask.tolist() == [False, True, False]
+    assert sift.compressed().tolist() == [1.0, 1.0]  # identical images match every keypoint
+    row = pvn.study._summary_row("noise", 0.5, 0.9, scores)
+    assert (row["sift_mean"], row["sift_min"], row["sift_defined"]) == (1.0, 1.0, 2)
+    blank = pvn.score_inversions(
+        x, torch.zeros_like(x), torch.zeros(3, dtype=torch.int64), classifier
+    )
+    row = pvn.study._summary_row("noise", 0.5, 0.9, blank)
+    assert (row["sift_mean"], row["sift_max"], row["sift_defined"]) == (None, None, 0)
+    assert "ssim_defined" not in row  # only masked metrics count their images
+
+
 def test_comparison_is_the_paired_gap_over_images():
     prune = [[0.1, 0.2, 0.3], [0.2, 0.2, 0.2]]
     noise = [[0.5, 0.4, 0.6], [0.6, 0.7, 0.5]]
@@ -312,6 +337,33 @@ def test_comparison_is_the_paired_gap_over_images():
     assert "pruning leaks less than noise" in result.verdict()
     assert _synthetic_result(noise, prune).leakage_calls()["overall"] == "more"
     assert _synthetic_result(prune, prune).leakage_calls()["overall"] == "unclear"
+
+
+def test_comparison_pairs_only_the_images_defined_under_both_conditions_everywhere():
+    prune = [[0.1, 0.2, 0.3], [0.2, 0.2, 0.2]]
+    noise = [[0.5, 0.4, 0.6], [0.6, 0.7, 0.5]]
+    result = _synthetic_result(prune, noise)
+    # image 1 has no SIFT value under noise at k = 0.9; the masked data must not count
+    result.scores[("noise", 0.9)]["sift"] = np.ma.masked_array([0.6, 99.0, 0.5], [0, 1, 0])
+    c = result.comparison()["sift"]
+    per_image = [(0.4 + 0.4) / 2, (0.3 + 0.3) / 2]  # images 0 and 2: noise - prune
+    assert c["images"] == 2 and result.comparison()["ssim"]["images"] == 3
+    assert c["gap"] == pytest.approx(np.mean(per_image), abs=1e-12)
+    assert c["prune"] == pytest.approx(np.mean([0.1, 0.3, 0.2, 0.2]), abs=1e-12)
+    result.scores[("prune_public", 0.5)]["sift"] = np.ma.masked_array([0.1, 0.2, 0.3], [1, 0, 1])
+    nothing = result.comparison()["sift"]
+    assert nothing["images"] == 0 and math.isnan(nothing["gap"])
+    assert result.leakage_calls()["sift"] == "unclear"
+    assert "0 images with keypoints, no vote" in result.verdict()
+    for row in result.rows:  # the noise rows, with what beside_paper reads
+        row.update(accuracy=0.9, ssim_mean=0.5)
+    result.rows += [
+        {"condition": c, "sparsity": k, "accuracy": 0.9, "ssim_mean": 0.5, "matched": True}
+        for c, k in (("none", 0.0), ("prune_public", 0.5), ("prune_public", 0.9))
+    ]
+    table = pvn.beside_paper(result, "figure7")
+    assert "sift undefined (no image scored under both at every sparsity)" in table
+    assert "ssim lower under pruning at 2 of 2 sparsities" in table
 
 
 def _gap_result(per_image_gaps):
@@ -348,7 +400,7 @@ def test_leakage_is_called_only_beyond_two_standard_errors(scale, call):
     assert calls["overall"] == call
 
 
-def test_overall_call_needs_two_of_the_three_paper_metrics():
+def test_overall_call_needs_two_of_the_three_voting_metrics():
     result = _gap_result([1.0, 1.1, 0.9, 1.0])  # clearly positive: "less" on every metric
     for metric in ("phash", "infe"):
         for k in result.config.sparsities:
@@ -394,3 +446,142 @@ def test_for_scale_picks_mnist_only_with_a_data_dir():
     assert mnist.dataset == "mnist" and mnist.train_epochs + mnist.prune_epochs == 20
     with pytest.raises(ValueError, match="for_scale"):
         pvn.PruneVsNoiseConfig.for_scale("huge")
+
+
+def test_figures_draw_every_metric_even_where_sift_is_undefined(tiny_result):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pruneleak.sims.plots.prune_vs_noise import plot_example_inversions, plot_similarity_curves
+
+    fig = plot_similarity_curves(tiny_result)
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_visible()]
+    assert all(label in labels for label in pvn.METRICS.values())
+    plt.close(fig)
+    plt.close(plot_example_inversions(tiny_result, num_examples=1))
+
+
+# --------------------------------------------------------------------------- Figure 7 arm
+
+
+def test_vgg19_layers_are_named_by_block_and_conv5_1_is_the_thirteenth_conv():
+    names = pvn.conv_layer_names(VGG_CONFIGS[19][0])
+    assert len(names) == 16 and names.index("conv5_1") == 12
+    assert names[:4] == ("conv1_1", "conv1_2", "conv2_1", "conv2_2")
+    model = vgg(19, width=4)
+    phi, head = pvn.split_at_layer(model, "conv5_1")
+    x = torch.rand(2, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.testing.assert_close(head(phi(x)), model(x))
+        # 13 convs and 4 pools: 32 -> 2 pixels, conv5_1 has 512 * 4 / 64 channels
+        assert phi(x).shape == (2, 32, 2, 2)
+    assert sum(isinstance(m, torch.nn.Conv2d) for m in phi) == 13
+    with pytest.raises(ValueError, match=r"'layer' parameter of split_at_layer.*conv5_4"):
+        pvn.split_at_layer(model, "conv6_1")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"model": "resnet"},
+        {"model": "vgg19"},  # layer "c5" is LeNet-5's
+        {"model": "vgg19", "layer": "conv5_1", "width": 0},
+        {"layer": "conv5_1"},  # not a LeNet-5 layer
+        {"optimizer": "rmsprop"},
+    ],
+)
+def test_config_rejects_bad_model_settings(kwargs):
+    with pytest.raises(ValueError, match="PruneVsNoiseConfig"):
+        pvn.PruneVsNoiseConfig(**kwargs)
+
+
+def test_figure7_for_scale_is_vgg19_at_conv5_1_with_adam():
+    quick = pvn.PruneVsNoiseConfig.figure7_for_scale("quick")
+    assert (quick.dataset, quick.model, quick.layer, quick.optimizer, quick.lr) == (
+        "patches",
+        "vgg19",
+        "conv5_1",
+        "adam",
+        0.001,
+    )
+    assert quick.width == 8 and quick.sparsities == pvn.FIG7_QUICK_SPARSITIES
+    paper = pvn.PruneVsNoiseConfig.figure7_for_scale("paper")
+    assert paper.dataset == "patches" and paper.width == 64 and paper.num_images == 100
+    cifar = pvn.PruneVsNoiseConfig.figure7_for_scale("paper", data_dir="/data")
+    assert cifar.dataset == "cifar10" and cifar.train_epochs + cifar.prune_epochs == 200
+    assert pvn.PruneVsNoiseConfig.figure7_for_scale("quick", num_images=2).num_images == 2
+    with pytest.raises(ValueError, match="figure7_for_scale"):
+        pvn.PruneVsNoiseConfig.figure7_for_scale("huge")
+
+
+def test_a_tiny_vgg19_run_on_the_rgb_patches_releases_conv5_1():
+    config = pvn.PruneVsNoiseConfig.figure7_for_scale(
+        "quick",
+        width=1,
+        train_epochs=1,
+        prune_epochs=1,
+        prune_updates=2,
+        sparsities=(0.5,),
+        num_images=2,
+        attack_iterations=3,
+        device="cpu",
+    )
+    result = pvn.run_prune_vs_noise(config, progress=False)
+    assert len(result.rows) == 4 and result.originals.shape == (2, 3, 32, 32)
+    assert result.reconstructions[("noise", 0.5)].shape == (2, 3, 32, 32)
+    num_prunable = Mask.ones(vgg(19, width=1)).num_prunable()
+    # layer-wise rounding: within half a weight per prunable layer (19) of k
+    assert result.row("prune_public", 0.5)["pruned_fraction"] == pytest.approx(
+        0.5, abs=19 * 0.5 / num_prunable
+    )
+
+
+def _curve_result(noise_points, prune_points, none_point):
+    """Rows only: (accuracy, mean SSIM) of the undefended network, of noise and of pruning
+    at each of the sparsities 0.5 and 0.9."""
+    config = pvn.PruneVsNoiseConfig(sparsities=(0.5, 0.9))
+    result = pvn.PruneVsNoiseResult(config=config, dense_accuracy=none_point[0])
+    rows = [("none", 0.0, none_point)]
+    rows += [("noise", k, p) for k, p in zip(config.sparsities, noise_points, strict=True)]
+    rows += [("prune_public", k, p) for k, p in zip(config.sparsities, prune_points, strict=True)]
+    for condition, k, (accuracy, ssim) in rows:
+        result.rows.append(
+            {
+                "condition": condition,
+                "sparsity": k,
+                "accuracy": accuracy,
+                "ssim_mean": ssim,
+                "matched": True,
+            }
+        )
+    return result
+
+
+def test_accuracy_gap_at_matched_leakage_interpolates_the_noise_curve():
+    # noise: SSIM 0.9 at accuracy 0.95 (undefended), 0.8 at 0.9, 0.6 at 0.5
+    result = _curve_result([(0.9, 0.8), (0.5, 0.6)], [(0.9, 0.7), (0.5, 0.5)], (0.95, 0.9))
+    gaps = result.accuracy_gap_at_matched_leakage("ssim")
+    # pruning at SSIM 0.7 (accuracy 0.9): noise reaches 0.7 at accuracy 0.5 + 0.4 / 2 = 0.7
+    assert gaps[0.5] == pytest.approx(0.9 - 0.7, abs=1e-12)
+    assert gaps[0.9] is None  # SSIM 0.5 lies below the noise curve: no extrapolation
+    with pytest.raises(ValueError, match="accuracy_gap_at_matched_leakage"):
+        result.accuracy_gap_at_matched_leakage("lpips")
+
+
+def test_the_paper_statements_cite_lines_that_say_what_they_quote(tiny_result):
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[3]
+        / "shared/papers/huang-pruning-as-dp-noise-arxiv2003.01876.txt"
+    )
+    lines = text.read_text().splitlines() if text.exists() else None
+    for figure, statements in pvn.PAPER_STATEMENTS.items():
+        table = pvn.beside_paper(tiny_result, figure)
+        assert table.count("\n") == len(statements) + 1
+        for line, quote, _ in statements:
+            assert f"| {line} | {quote} |" in table
+            if lines is not None:  # the papers folder sits beside the repository
+                assert " ".join(quote.split()[:4]) in lines[line - 1]

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import nn
 
 from pruneleak.bounds.validation import check_int, check_real
 from pruneleak.estimators.image import inference_accuracy, phash_similarity, score_reconstruction
+from pruneleak.estimators.sift import sift_similarity
 from pruneleak.sims.attacks.priors import total_variation
 from pruneleak.sims.core.functional import check_lr
 from pruneleak.sims.core.runtime import check_seed
 
-# name -> label; the first three are Figure 6's panels (a), (c), (d).
+# name -> label; the first four are Figure 6's panels (a)-(d).
 METRICS = {
     "ssim": "SSIM (normalised)",
+    "sift": "SIFT similarity",
     "phash": "pHash similarity",
     "infe": "INFE",
     "psnr": "PSNR (dB)",
@@ -100,12 +103,18 @@ def score_inversions(originals, reconstructions, labels, classifier: nn.Module) 
 
     ``"ssim"`` (normalised to [0, 1]), ``"psnr"`` (dB), ``"nmi"`` and ``"nmi_chance"`` come
     from :func:`estimators.image.score_reconstruction`, ``"phash"`` from
-    :func:`estimators.image.phash_similarity` and ``"infe"`` (0/1 per image) from
-    :func:`estimators.image.inference_accuracy` with ``classifier``.
+    :func:`estimators.image.phash_similarity`, ``"infe"`` (0/1 per image) from
+    :func:`estimators.image.inference_accuracy` with ``classifier``, and ``"sift"`` from
+    :func:`estimators.sift.sift_similarity` (Lowe's ratio 0.8) as a masked array: an image
+    whose original or reconstruction has no SIFT keypoint has no value and is masked.
     """
     scores = score_reconstruction(originals, reconstructions, match=None)
+    sift = sift_similarity(originals, reconstructions, per_image=True)
     return {
         "ssim": scores["ssim"],
+        "sift": np.ma.masked_array(
+            [r.value if r.defined else 0.0 for r in sift], mask=[not r.defined for r in sift]
+        ),
         "phash": phash_similarity(originals, reconstructions, per_image=True),
         "infe": inference_accuracy(classifier, reconstructions, labels, per_image=True),
         "psnr": scores["psnr"],

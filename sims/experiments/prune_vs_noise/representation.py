@@ -1,6 +1,6 @@
 r"""The released representation of Huang et al. (arXiv:2003.01876), Sections 4.2-4.3:
-LeNet-5 cut at a layer, i.i.d. Laplace noise on it, and the noise scale that matches a
-target accuracy.
+LeNet-5 or VGG-19 cut at a layer, i.i.d. Laplace noise on it, and the noise scale that
+matches a target accuracy.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 # LeCun et al. (1998)'s names of LeNet-5's weight layers -> their position (1-based)
 # among the conv/linear layers of :func:`sims.models.lenet5`.
 LAYERS = {"c1": 1, "c3": 2, "c5": 3, "f6": 4}
+_CONV_OR_POOL = (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)
 # Bisection of match_noise_scale: the bracket grows by doubling (at most _MAX_DOUBLINGS
 # times) and is then halved until its relative width is below _BISECTION_RTOL.
 _MAX_DOUBLINGS = 60
@@ -29,26 +30,49 @@ _BISECTION_RTOL = 1e-3
 _MAX_BISECTIONS = 60
 
 
+def conv_layer_names(plan) -> tuple[str, ...]:
+    """Simonyan and Zisserman's names of the conv layers of a VGG ``plan`` (conv widths
+    and ``"M"`` for a pool, as in :data:`sims.models.VGG_CONFIGS`): ``"conv<b>_<i>"``, the
+    ``i``-th conv of block ``b``, blocks ending at each pool (VGG-19's ``"conv5_1"`` is
+    its 13th conv layer, the one Figure 7 inverts)."""
+    names, block, index = [], 1, 0
+    for item in plan:
+        if item == "M":
+            block, index = block + 1, 0
+        else:
+            index += 1
+            names.append(f"conv{block}_{index}")
+    return tuple(names)
+
+
 def split_at_layer(
     model: nn.Module, layer: str = "c5", *, after_activation: bool = False
 ) -> tuple[nn.Sequential, nn.Sequential]:
     """``(phi, head)`` with ``head(phi(x)) == model(x)``: ``phi`` maps an image to the
-    output of LeNet-5's layer ``layer`` (LeCun's names C1, C3, C5, F6; see :data:`LAYERS`),
-    before its activation unless ``after_activation``.
+    output of the layer ``layer``, before its activation unless ``after_activation``.
 
-    Both parts share their modules (and thus their weights) with ``model``, which must be a
-    :class:`sims.models.ConvNet` (``features`` then ``classifier``).
+    ``layer`` is one of LeNet-5's names of LeCun et al. (C1, C3, C5, F6; see
+    :data:`LAYERS`), or a conv layer named by :func:`conv_layer_names` from the model's
+    own conv layers and pools (``"conv5_1"`` of VGG-19). Both parts share their modules
+    (and thus their weights) with ``model``, which must be a :class:`sims.models.ConvNet`
+    (``features`` then ``classifier``).
     """
     func = "split_at_layer"
-    check_choice("layer", layer, func=func, choices=tuple(LAYERS))
     if not (hasattr(model, "features") and hasattr(model, "classifier")):
         raise ValueError(
             f"The 'model' parameter of {func} must be a ConvNet (features, classifier). "
             f"Got {type(model).__name__} instead."
         )
+    plan = [
+        "M" if not isinstance(m, nn.Conv2d) else m.out_channels
+        for m in model.features
+        if isinstance(m, _CONV_OR_POOL)
+    ]
+    conv_names = conv_layer_names(plan)
+    check_choice("layer", layer, func=func, choices=(*LAYERS, *conv_names))
     modules = [*model.features, nn.Flatten(), *model.classifier]
     weight_layers = [i for i, m in enumerate(modules) if isinstance(m, nn.Conv2d | nn.Linear)]
-    position = LAYERS[layer]
+    position = LAYERS[layer] if layer in LAYERS else conv_names.index(layer) + 1
     if position > len(weight_layers) - 1:
         raise ValueError(
             f"The 'layer' parameter of {func} must name a hidden layer of the model "
