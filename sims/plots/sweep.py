@@ -60,6 +60,22 @@ def _equal(series: list[list[float]]) -> bool:
     )
 
 
+def _legend_below(fig, axes, *, columns: int) -> None:
+    """One legend under the axes (a constrained layout), each label once, in up to
+    ``columns`` columns."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="outside lower center",
+        ncols=min(columns, max(1, len(handles))),
+        frameon=False,
+    )
+
+
 def _panel(ax, rows: list[dict], metric: str, palette: dict, schemes: list[str]) -> str | None:
     """One panel of :func:`plot_panels`; returns its note when every scheme is equal."""
     present = [s for s in schemes if any(r["scheme"] == s for r in rows)]
@@ -188,17 +204,7 @@ def plot_panels(
         )
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
-    handles: dict[str, object] = {}
-    for ax in axes[: len(panels)]:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, handle)
-    fig.legend(
-        list(handles.values()),
-        list(handles),
-        loc="outside lower center",
-        ncols=min(4, max(1, len(handles))),
-        frameon=False,
-    )
+    _legend_below(fig, axes[: len(panels)], columns=4)
     fig.suptitle(f"{attack.upper()}: {_metric_label(metric)} per panel ({config.name})")
     return fig
 
@@ -364,17 +370,7 @@ def plot_trend(rows: Sequence[Mapping], *, attack: str = "sgi"):
             ylabel=_metric_label(metric),
             title=f"falls with p: {held} of {len(mine)}",
         )
-    handles: dict[str, object] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, handle)
-    fig.legend(
-        list(handles.values()),
-        list(handles),
-        loc="outside lower center",
-        ncols=min(6, max(1, len(handles))),
-        frameon=False,
-    )
+    _legend_below(fig, axes, columns=6)
     fig.suptitle(
         wrap(
             f"{attack.upper()}: mean and 95 % interval over seeds (hollow: no fall with p "

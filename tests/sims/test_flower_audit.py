@@ -19,7 +19,7 @@ from pruneleak.sims.fl.client import client_update
 from pruneleak.sims.fl.release import release_vectors
 from pruneleak.sims.pruning.mask import Mask
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("ray")]  # one Ray runtime at a time
 
 LR = 0.5
 M = 8  # candidates per client

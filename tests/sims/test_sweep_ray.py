@@ -29,7 +29,7 @@ from pruneleak.sims.sweep import Resources, SweepConfig, job_key, read_config, r
 from pruneleak.sims.sweep.ray_executor import MAX_RETRIES, run_on_ray, window
 
 ray = pytest.importorskip("ray")  # the ray extra (make install has it)
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("ray")]  # one Ray runtime at a time
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
