@@ -32,12 +32,16 @@ lint: $(STAMP)
 # Two stages: the fast lane (unit, property, invalid-input and doctests; `make test-fast`
 # alone while developing), then the end-to-end checks (notebooks, Ray, the installed
 # package, a Flower simulation: marker e2e). pytest's exit status 5 (no test collected)
-# fails either stage.
+# fails either stage. Each stage runs on one worker per core (pytest-xdist, one torch
+# thread each: tests/conftest.py); the Ray and Flower tests share one worker
+# (--dist loadgroup), so that one Ray runtime runs at a time.
+XDIST := -n auto --dist loadgroup
+
 test: lint test-fast
-	$(PY) -m pytest -m e2e
+	$(PY) -m pytest -m e2e $(XDIST)
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not e2e"
+	$(PY) -m pytest -m "not e2e" $(XDIST)
 
 # The documentation site into build/docs/site (open its index.html), every warning an
 # error (--strict: a broken link or cross-reference, a docstring parameter that is not in

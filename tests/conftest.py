@@ -7,6 +7,10 @@ import pytest
 
 matplotlib.use("Agg")
 os.environ.setdefault("PRUNELEAK_SCALE", "quick")
+# One thread per process in the processes the tests start too (notebook kernels, the
+# commands): the stages run two test workers on two cores (pytest -n 2), and two workers
+# of two spinning threads each slowed a notebook tenfold.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import torch
 

@@ -5,11 +5,12 @@ bits beside the attack's scores.
 
 Per (scheme, attack) curve of the panel, each pruning rate's mean of a metric and its t
 interval over the seeds' means (:func:`estimators.replicates.seed_interval`), and the
-paired change from the smallest to the largest rate (:func:`estimators.replicates.
-paired_seed_comparison`: the same seed, hence the same data split, model and target
-clients, and the same target's best score at both rates). The claim is that the change
-is negative; :func:`estimators.replicates.claim_verdict` says whether the interval shows
-it ("holds"), shows the opposite ("fails") or straddles 0 (not resolved at this scale).
+paired change from the smallest to the largest rate
+(:func:`estimators.replicates.paired_seed_comparison`: the same seed, hence the same data
+split, model and target clients, and the same target's best score at both rates). The
+claim is that the change is negative; :func:`estimators.replicates.claim_verdict` says
+whether the interval shows it ("holds"), shows the opposite or no change ("fails") or
+straddles 0 (not resolved at this scale).
 NMI and PSNR score a reconstruction; the exact bits (``exact_bits``, the Bayes-optimal
 server's view of the same upload) say whether the leakage itself falls.
 """

@@ -321,11 +321,12 @@ def plot_consistency(rows: Sequence[ConsistencyRow], *, metric: str = "nmi"):
 
 
 def plot_trend(rows: Sequence[Mapping], *, attack: str = "sgi"):
-    """Fig. 2's p panel with intervals (:func:`sims.experiments.pruning_rate_trend.
-    trend_rows`): one subplot per metric, its mean against the pruning rate, one line per
-    scheme, error bars the 95 % interval over the seeds' means (none with one seed). Each
-    title counts the schemes whose verdict on "a higher rate lowers it" is ``holds``; a
-    scheme whose verdict is not ``holds`` is drawn with hollow markers. The y axis starts
+    """Fig. 2's p panel with intervals
+    (:func:`sims.experiments.pruning_rate_trend.trend_rows`): one subplot per metric, its
+    mean against the pruning rate, one line per scheme, error bars the 95 % interval over
+    the seeds' means (none with one seed). Each title counts the schemes whose verdict on
+    "a higher rate lowers it" is ``holds``; a scheme whose verdict is not ``holds`` is
+    drawn with hollow markers. The y axis starts
     at 0 (NMI: 0 to 1); lines have gid ``"<metric>/<scheme>"``."""
     import matplotlib.pyplot as plt
 
