@@ -250,8 +250,8 @@ CASES: list[ApiCase | CliCase] = [
     # --- models: options, and sizes that cannot fit (nothing is allocated)
     ApiCase(
         "sims-model-option-of-another-family",
-        lambda tmp: build_model("vgg4", image_shape=(3, 32, 32), num_classes=10, width=3),
-        ["options", "'vgg4'", "width"],
+        lambda tmp: build_model("vgg4", image_shape=(3, 32, 32), num_classes=10, hidden=3),
+        ["options", "'vgg4'", "hidden"],
     ),
     ApiCase(
         "sims-model-hidden-too-large",
