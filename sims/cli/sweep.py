@@ -140,7 +140,8 @@ def run(args) -> int:
         reconstructions_dir=reconstructions,
     )
     print(f"{config.name}: {len(records)} of {len(config.jobs())} jobs recorded in {results}")
-    panels = [p for p in STUDY_PANELS if p in config.panels()]
+    by_panel = config.panels()
+    panels = [p for p in STUDY_PANELS if p in by_panel]
     if len(records) == len(config.jobs()) and panels and (args.figures or not args.no_table):
         rows = consistency_rows(config, records, panels=panels)
         if not args.no_table:
@@ -150,7 +151,7 @@ def run(args) -> int:
                 paths = save_figure(draw(), name, directory=args.out)
                 print("Figure: " + ", ".join(str(p) for p in paths))
     if args.figures:
-        for panel, jobs in config.panels().items():
+        for panel, jobs in by_panel.items():
             table = job_reconstruction_table(jobs, reconstructions)
             if table is not None:
                 title = (
@@ -171,7 +172,7 @@ def run(args) -> int:
             )
             print("Figure: " + ", ".join(str(p) for p in paths))
     # Table 2 and the defense figures read the jobs outside the study panels
-    study = {job_key(job) for panel in panels for job in config.panels()[panel]}
+    study = {job_key(job) for panel in panels for job in by_panel[panel]}
     defended = [r for r in records if r["key"] not in study]
     if len(records) == len(config.jobs()) and is_defense_sweep(defended):
         if not args.no_table:
